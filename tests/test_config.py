@@ -1,0 +1,77 @@
+"""ModelConfig: defaults, presets, and a clear error for every bad value."""
+
+import math
+
+import pytest
+
+from depthnotes import PRESETS, ModelConfig
+
+
+def test_defaults_and_derived_fields():
+    cfg = ModelConfig(n_layer=12, d_model=768, n_head=12)
+    assert cfg.d_ff == 4 * 768
+    assert cfg.head_dim == 64
+    assert cfg.aspect_ratio == 64
+    assert cfg.branch_multiplier == 1.0
+    assert ModelConfig(n_layer=8, d_model=64, n_head=4,
+                       branch_scale="1/sqrt(2L)").branch_multiplier == pytest.approx(1 / math.sqrt(16))
+
+
+def test_replace_revalidates_and_d_ff_follows_d_model():
+    cfg = ModelConfig(n_layer=2, d_model=64, n_head=4)
+    assert cfg.replace(d_model=128).d_ff == 512
+    assert cfg.replace(d_model=128, d_ff=100).d_ff == 100
+    assert ModelConfig(n_layer=2, d_model=64, n_head=4, d_ff=100).replace(d_model=128).d_ff == 100
+    with pytest.raises(ValueError, match="n_layer"):
+        cfg.replace(n_layer=0)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_builds(name):
+    assert ModelConfig.preset(name).n_layer >= 1
+
+
+def test_unknown_preset_lists_the_known_ones():
+    with pytest.raises(ValueError, match="gpt2-small"):
+        ModelConfig.preset("gpt2-smal")
+
+
+BASE = dict(n_layer=2, d_model=64, n_head=4)
+
+
+@pytest.mark.parametrize("change, error, field", [
+    (dict(n_layer=0), ValueError, "n_layer"),
+    (dict(n_layer=-3), ValueError, "n_layer"),
+    (dict(n_layer=2.0), TypeError, "n_layer"),
+    (dict(n_layer=True), TypeError, "n_layer"),
+    (dict(d_model=0), ValueError, "d_model"),
+    (dict(d_model="64"), TypeError, "d_model"),
+    (dict(n_head=0), ValueError, "n_head"),
+    (dict(n_head=5), ValueError, "divisible by n_head"),
+    (dict(d_ff=0), ValueError, "d_ff"),
+    (dict(vocab_size=-1), ValueError, "vocab_size"),
+    (dict(context=0), ValueError, "context"),
+    (dict(bias=1), TypeError, "bias"),
+    (dict(tie_embeddings="yes"), TypeError, "tie_embeddings"),
+    (dict(norm="layer"), ValueError, "norm must be one of"),
+    (dict(init="xavier"), ValueError, "init must be one of"),
+    (dict(branch_scale=0.0), ValueError, "branch_scale"),
+    (dict(branch_scale=-1.0), ValueError, "branch_scale"),
+    (dict(branch_scale=float("nan")), ValueError, "branch_scale"),
+    (dict(branch_scale="1/sqrt(L)"), ValueError, "branch_scale"),
+    (dict(branch_scale=None), TypeError, "branch_scale"),
+    (dict(ln_eps=0.0), ValueError, "ln_eps"),
+    # contradictory combinations
+    (dict(norm="pre", init="deepnorm"), ValueError, "init='deepnorm'"),
+    (dict(norm="post", init="deepnorm"), ValueError, "init='deepnorm'"),
+    (dict(norm="deepnorm", init="deepnorm", branch_scale=0.5), ValueError, "branch_scale"),
+    (dict(norm="deepnorm", branch_scale="1/sqrt(2L)"), ValueError, "branch_scale"),
+])
+def test_bad_values_name_the_field(change, error, field):
+    with pytest.raises(error, match=field.replace("(", r"\(").replace(")", r"\)")):
+        ModelConfig(**{**BASE, **change})
+
+
+def test_error_for_heads_lists_allowed_values():
+    with pytest.raises(ValueError, match=r"allowed n_head values for this d_model: \[1, 2, 4"):
+        ModelConfig(n_layer=2, d_model=64, n_head=3)

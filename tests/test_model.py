@@ -1,0 +1,113 @@
+"""The Transformer: shapes, causality, the KV cache, norm placements, bad input."""
+
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer
+from depthnotes.model import KVCache
+
+torch.set_num_threads(1)
+
+
+def tiny(**kw):
+    base = dict(n_layer=3, d_model=32, n_head=4, vocab_size=50, context=40)
+    base.update(kw)
+    return ModelConfig(**base)
+
+
+NORM_CASES = [dict(norm="pre"), dict(norm="post", init="normal"),
+              dict(norm="deepnorm", init="deepnorm"), dict(norm="pre", branch_scale="1/sqrt(2L)"),
+              dict(norm="pre", bias=False, tie_embeddings=False)]
+
+
+@pytest.mark.parametrize("kw", NORM_CASES)
+def test_forward_shapes_and_loss(kw):
+    model = Transformer(tiny(**kw), seed=0)
+    idx = torch.randint(0, 50, (2, 7), generator=torch.Generator().manual_seed(0))
+    logits, loss = model(idx, targets=idx)
+    assert logits.shape == (2, 7, 50)
+    assert loss.ndim == 0 and torch.isfinite(loss)
+    # At init the prediction is near uniform: loss near log(vocab).
+    assert abs(loss.item() - torch.log(torch.tensor(50.0)).item()) < 1.0
+    assert model(idx)[1] is None
+
+
+def test_same_seed_same_weights_different_seed_different():
+    a, b, c = (Transformer(tiny(), seed=s) for s in (1, 1, 2))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    assert not torch.equal(a.h[0].attn.c_attn.weight, c.h[0].attn.c_attn.weight)
+
+
+@pytest.mark.parametrize("kw", NORM_CASES)
+def test_causality_later_tokens_never_change_earlier_logits(kw):
+    model = Transformer(tiny(**kw), seed=0).eval()
+    g = torch.Generator().manual_seed(1)
+    idx = torch.randint(0, 50, (1, 12), generator=g)
+    changed = idx.clone()
+    changed[0, 8:] = torch.randint(0, 50, (4,), generator=g)
+    with torch.no_grad():
+        a, _ = model(idx)
+        b, _ = model(changed)
+    assert torch.allclose(a[:, :8], b[:, :8], atol=1e-6)
+    assert not torch.allclose(a[:, 8:], b[:, 8:], atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", NORM_CASES)
+def test_cached_generation_matches_uncached(kw):
+    model = Transformer(tiny(**kw), seed=3).eval()
+    prompt = torch.randint(0, 50, (2, 5), generator=torch.Generator().manual_seed(2))
+    with_cache = model.generate(prompt, 20, use_cache=True)
+    without = model.generate(prompt, 20, use_cache=False)
+    assert with_cache.shape == (2, 25)
+    assert torch.equal(with_cache, without)
+    assert torch.equal(with_cache[:, :5], prompt)
+
+
+def test_cached_logits_match_full_forward():
+    """Prefill, single steps and a multi-token chunk through the cache all give the logits
+    of one full forward pass."""
+    model = Transformer(tiny(), seed=4).eval()
+    idx = torch.randint(0, 50, (2, 16), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        full, _ = model(idx)
+        cache = KVCache(model.config, batch=2, max_len=16)
+        parts = [model(idx[:, :6], cache=cache)[0]]
+        parts += [model(idx[:, t:t + 1], cache=cache)[0] for t in range(6, 10)]
+        parts.append(model(idx[:, 10:], cache=cache)[0])  # a chunk of 6 after a filled cache
+    assert cache.length == 16
+    assert torch.allclose(torch.cat(parts, dim=1), full, atol=1e-5)
+
+
+def test_sampling_is_seeded():
+    model = Transformer(tiny(), seed=0).eval()
+    prompt = torch.zeros(1, 1, dtype=torch.long)
+    a = model.generate(prompt, 10, temperature=1.0, top_k=10, seed=7)
+    b = model.generate(prompt, 10, temperature=1.0, top_k=10, seed=7)
+    assert torch.equal(a, b)
+
+
+def test_post_and_deepnorm_have_no_final_norm_pre_has_one():
+    assert Transformer(tiny(norm="pre")).ln_f is not None
+    assert Transformer(tiny(norm="post")).ln_f is None
+    assert Transformer(tiny(norm="deepnorm", init="deepnorm")).ln_f is None
+
+
+def test_deepnorm_block_uses_alpha():
+    from depthnotes import deepnorm_constants
+    m = Transformer(tiny(norm="deepnorm", init="deepnorm"))
+    assert m.h[0].alpha == pytest.approx(deepnorm_constants(3).alpha)
+    assert Transformer(tiny(norm="post")).h[0].alpha == 1.0
+
+
+def test_bad_input_is_a_clear_error():
+    model = Transformer(tiny(), seed=0)
+    with pytest.raises(ValueError, match="context=40"):
+        model(torch.zeros(1, 41, dtype=torch.long))
+    with pytest.raises(ValueError, match="batch, time"):
+        model(torch.zeros(5, dtype=torch.long))
+    with pytest.raises(ValueError, match="exceeds context"):
+        model.generate(torch.zeros(1, 30, dtype=torch.long), 20)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        model.generate(torch.zeros(1, 3, dtype=torch.long), -1)
+    with pytest.raises(TypeError, match="ModelConfig"):
+        Transformer({"n_layer": 2})
