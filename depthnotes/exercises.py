@@ -72,3 +72,14 @@ def check_true(exercise: str, got: Any, predicate: Callable[[Any], bool], what: 
     if not ok:
         _fail(exercise, f"{what} does not hold for {got!r}.", hint)
     passed(exercise)
+
+
+def check_choice(exercise: str, got: Any, expected: str, options: tuple[str, ...],
+                 hint: str) -> None:
+    """``got`` must be one of ``options`` and equal to ``expected``."""
+    _unanswered(exercise, got, hint)
+    if got not in options:
+        _fail(exercise, f"answer with one of {list(options)}, not {got!r}.", hint)
+    if got != expected:
+        _fail(exercise, f"{got!r} is not the right choice.", hint)
+    passed(exercise)
