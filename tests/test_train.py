@@ -1,0 +1,156 @@
+"""Tests of depthnotes.train: the schedule, validation, determinism, and divergence as a result."""
+
+import math
+
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer
+from depthnotes.data import load_corpus
+from depthnotes.train import TrainConfig, TrainResult, evaluate, train
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return load_corpus()
+
+
+def tiny(corpus, **kw):
+    base = dict(n_layer=2, d_model=32, n_head=2, vocab_size=corpus.vocab_size, context=16,
+                norm="pre", init="normal")
+    base.update(kw)
+    return Transformer(ModelConfig(**base), seed=0)
+
+
+FAST = TrainConfig(steps=40, batch_size=8, context=16, lr=3e-3, warmup_steps=5, eval_every=20,
+                   eval_batches=2)
+
+
+def test_lr_schedule_warmup_then_cosine():
+    c = TrainConfig(steps=11, lr=1.0, warmup_steps=4, decay="cosine", min_lr_ratio=0.1)
+    lrs = [c.lr_at(s) for s in range(11)]
+    assert lrs[:4] == pytest.approx([0.25, 0.5, 0.75, 1.0])
+    assert lrs[4] == pytest.approx(1.0)          # decay starts at the peak
+    assert lrs[-1] == pytest.approx(0.1)         # ... and ends at the floor
+    assert all(a >= b for a, b in zip(lrs[3:], lrs[4:]))
+    lin = TrainConfig(steps=5, lr=1.0, decay="linear", min_lr_ratio=0.0)
+    assert [lin.lr_at(s) for s in range(5)] == pytest.approx([1.0, 0.75, 0.5, 0.25, 0.0])
+    const = TrainConfig(steps=5, lr=0.5, warmup_steps=2, decay="constant")
+    assert [const.lr_at(s) for s in range(5)] == pytest.approx([0.25, 0.5, 0.5, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("kw, err, field", [
+    (dict(steps=0), ValueError, "steps"),
+    (dict(steps=1.5), TypeError, "steps"),
+    (dict(lr=0.0), ValueError, "lr"),
+    (dict(lr=float("nan")), ValueError, "lr"),
+    (dict(warmup_steps=-1), ValueError, "warmup_steps"),
+    (dict(decay="step"), ValueError, "decay"),
+    (dict(grad_clip=0.0), ValueError, "grad_clip"),
+    (dict(grad_clip="1"), TypeError, "grad_clip"),
+    (dict(blowup_factor=1.0), ValueError, "blowup_factor"),
+    (dict(eval_every=-1), ValueError, "eval_every"),
+    (dict(min_lr_ratio=2.0), ValueError, "min_lr_ratio"),
+    (dict(beta2=1.0), ValueError, "beta2"),
+])
+def test_config_validation_names_the_field(kw, err, field):
+    with pytest.raises(err, match=field):
+        TrainConfig(**kw)
+
+
+def test_training_lowers_the_loss_and_evaluates_on_schedule(corpus):
+    model = tiny(corpus)
+    res = train(model, corpus, FAST)
+    assert isinstance(res, TrainResult)
+    assert not res.diverged and res.diverged_at is None and res.reason is None
+    assert res.steps_run == 40 and len(res.train_losses) == 40 and len(res.grad_norms) == 40
+    assert res.eval_steps == [20, 40]
+    assert res.initial_loss == pytest.approx(math.log(corpus.vocab_size), rel=0.05)
+    assert res.final_train_loss < res.initial_loss - 0.5
+    assert res.final_eval_loss < math.log(corpus.vocab_size) - 0.5
+    assert res.best_eval_loss == min(res.eval_losses)
+    assert res.lrs[:5] == pytest.approx([3e-3 * k / 5 for k in range(1, 6)])
+    assert "trained 40 steps" in res.summary()
+
+
+def test_training_is_deterministic(corpus):
+    a = train(tiny(corpus), corpus, FAST.replace(steps=10, eval_every=0))
+    b = train(tiny(corpus), corpus, FAST.replace(steps=10, eval_every=0))
+    assert a.train_losses == b.train_losses and a.eval_losses == b.eval_losses
+    c = train(tiny(corpus), corpus, FAST.replace(steps=10, eval_every=0, seed=1))
+    assert c.train_losses != a.train_losses
+
+
+def test_gradient_clipping_caps_the_update(corpus):
+    res = train(tiny(corpus), corpus, FAST.replace(steps=3, grad_clip=1e-3, eval_every=0))
+    # the recorded norm is the pre-clip norm; clipping on/off changes the trajectory
+    off = train(tiny(corpus), corpus, FAST.replace(steps=3, grad_clip=None, eval_every=0))
+    assert res.grad_norms[0] == pytest.approx(off.grad_norms[0])
+    assert res.train_losses[2] != off.train_losses[2]
+
+
+def test_blow_up_is_a_result_not_an_exception(corpus):
+    model = tiny(corpus, norm="post")
+    res = train(model, corpus, FAST.replace(lr=5.0, warmup_steps=0, grad_clip=None,
+                                            blowup_factor=2.0))
+    assert res.diverged
+    assert res.diverged_at is not None and 0 < res.diverged_at < 40
+    assert "exceeded 2 x" in res.reason or "not finite" in res.reason
+    assert res.steps_run == res.diverged_at
+    assert len(res.train_losses) == res.diverged_at + 1
+    assert res.summary().startswith(f"diverged at step {res.diverged_at}")
+
+
+class NanAfter(torch.nn.Module):
+    """A fake model whose loss turns NaN at a given step."""
+
+    def __init__(self, bad_step):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(()))
+        self.calls, self.bad_step = 0, bad_step
+
+    def forward(self, x, targets=None):
+        loss = (self.w - 2.0) ** 2 + 1.0
+        if self.training:
+            if self.calls == self.bad_step:
+                loss = loss * float("nan")
+            self.calls += 1
+        return None, loss
+
+
+def test_nan_loss_stops_the_run_at_that_step():
+    def batches(gen):
+        return torch.zeros(1, 1, dtype=torch.long), torch.zeros(1, 1, dtype=torch.long)
+
+    res = train(NanAfter(bad_step=7), batches, TrainConfig(steps=20, lr=0.01))
+    assert res.diverged and res.diverged_at == 7
+    assert "not finite" in res.reason
+    assert math.isnan(res.train_losses[-1]) and res.steps_run == 7
+    assert res.eval_losses == []
+
+
+def test_callable_data_and_on_step_hook():
+    """Synthetic-task style data: a function generator -> (x, y), with -100 = ignored target."""
+    model = Transformer(ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=8, context=4),
+                        seed=0)
+
+    def task(gen):
+        x = torch.randint(0, 8, (8, 4), generator=gen)
+        y = torch.full_like(x, -100)
+        y[:, -1] = x[:, 0]                            # copy the first token, scored at the end
+        return x, y
+
+    seen = []
+    res = train(model, task, TrainConfig(steps=30, lr=1e-2, eval_every=15),
+                on_step=lambda step, m: seen.append(step))
+    assert seen == list(range(30))
+    assert res.eval_steps == [15, 30] and not res.diverged
+    assert res.final_eval_loss < math.log(8)
+    assert evaluate(model, task, res.config) == pytest.approx(res.final_eval_loss)
+
+
+def test_bad_data_is_a_type_error():
+    with pytest.raises(TypeError, match="data must be"):
+        train(torch.nn.Linear(1, 1), [1, 2, 3], TrainConfig(steps=1))
+    with pytest.raises(TypeError, match="TrainConfig"):
+        train(torch.nn.Linear(1, 1), lambda g: None, {"steps": 1})
