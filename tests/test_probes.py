@@ -1,0 +1,133 @@
+"""Tests of depthnotes.probes: each probe against a direct computation, and the chapter 4–5
+claims they measure, at unit-test size."""
+
+import numpy as np
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer
+from depthnotes.probes import (UpdateTracker, final_hidden, grad_norm_by_layer, layer_contribution,
+                               linear_fit, residual_stream, residual_variance_by_layer,
+                               skip_layer_losses, update_size)
+
+
+def model(**kw):
+    base = dict(n_layer=6, d_model=32, n_head=2, vocab_size=50, context=16, norm="pre",
+                init="normal")
+    base.update(kw)
+    return Transformer(ModelConfig(**base), seed=0)
+
+
+def batch(B=4, T=16, V=50, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, V, (B, T), generator=g), torch.randint(0, V, (B, T), generator=g)
+
+
+def manual_stream(m, idx):
+    xs = [m.embed(idx)]
+    for block in m.h:
+        xs.append(block(xs[-1]))
+    return xs
+
+
+@torch.no_grad()
+def test_residual_stream_matches_a_manual_forward():
+    m, (x, _) = model(), batch()
+    got = residual_stream(m, x)
+    want = manual_stream(m, x)
+    assert len(got) == m.config.n_layer + 1
+    for a, b in zip(got, want):
+        assert torch.allclose(a, b, atol=1e-6)
+    v = residual_variance_by_layer(m, x)
+    assert v.shape == (7,)
+    assert v[-1] == pytest.approx(float(want[-1].var(unbiased=False)), rel=1e-5)
+
+
+def test_pre_norm_variance_grows_linearly_C6():
+    """C6: in an untrained pre-norm stack the stream's variance grows about linearly."""
+    m, (x, _) = model(n_layer=24), batch()
+    v = residual_variance_by_layer(m, x)
+    assert v[-1] > 5 * v[0]
+    fit = linear_fit(np.arange(len(v)), v)
+    assert fit.slope > 0 and fit.r2 > 0.97
+
+
+def test_post_norm_stream_is_normalised():
+    m, (x, _) = model(norm="post"), batch()
+    v = residual_variance_by_layer(m, x)
+    assert np.allclose(v[1:], 1.0, atol=0.02)
+
+
+def test_scaled_inits_keep_the_variance_down_C11():
+    """C11: 1/sqrt(2L) branch scaling and GPT-2's output-projection init shrink the growth."""
+    x, _ = batch()
+    plain = residual_variance_by_layer(model(n_layer=24), x)[-1]
+    scaled = residual_variance_by_layer(model(n_layer=24, branch_scale="1/sqrt(2L)"), x)[-1]
+    gpt2 = residual_variance_by_layer(model(n_layer=24, init="gpt2"), x)[-1]
+    assert scaled < plain / 3 and gpt2 < plain / 3
+
+
+def test_grad_norm_by_layer_matches_autograd_and_clears_grads():
+    m, (x, y) = model(), batch()
+    g = grad_norm_by_layer(m, x, y)
+    assert g.shape == (6,) and np.all(g > 0)
+    assert all(p.grad is None for p in m.parameters())
+    _, loss = m(x, targets=y)
+    loss.backward()
+    want = torch.cat([p.grad.flatten() for p in m.h[2].parameters()]).norm()
+    assert g[2] == pytest.approx(float(want), rel=1e-4)
+
+
+def test_final_hidden_and_update_tracker():
+    m, (x, y) = model(), batch()
+    h = final_hidden(m, x)
+    assert h.shape == (4, 16, 32)
+    assert update_size(m, h, x) == 0.0
+    tracker = UpdateTracker(m, x, every=2)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    for step in range(4):
+        opt.zero_grad()
+        m(x, targets=y)[1].backward()
+        opt.step()
+        tracker(step, m)
+    assert tracker.steps == [2, 4]
+    assert 0 < tracker.sizes[0] < tracker.sizes[1]
+    with pytest.raises(ValueError, match="every"):
+        UpdateTracker(m, x, every=0)
+
+
+@torch.no_grad()
+def test_layer_contribution_is_branch_over_input():
+    m, (x, _) = model(), batch()
+    c = layer_contribution(m, x)
+    xs = manual_stream(m, x)
+    want = (xs[4] - xs[3]).norm(dim=-1).mean() / xs[3].norm(dim=-1).mean()
+    assert c.shape == (6,) and c[3] == pytest.approx(float(want), rel=1e-5)
+    # a block whose branches write nothing contributes nothing, and skipping it costs nothing
+    for lin in (m.h[3].attn.c_proj, m.h[3].mlp.c_proj):
+        lin.weight.zero_()
+        lin.bias.zero_()
+    assert layer_contribution(m, x)[3] == 0.0
+    _, y = batch()
+    full = float(m(x, targets=y)[1])
+    skipped = skip_layer_losses(m, x, y)
+    assert skipped.shape == (6,)
+    assert skipped[3] == pytest.approx(full, abs=1e-6)
+    assert not np.allclose(skipped, full)
+
+
+def test_linear_fit():
+    f = linear_fit([0, 1, 2, 3], [1.0, 3.0, 5.0, 7.0])
+    assert f.slope == pytest.approx(2.0) and f.intercept == pytest.approx(1.0)
+    assert f.r2 == pytest.approx(1.0)
+    assert linear_fit([0, 1, 2, 3], [0.0, 1.0, 0.0, 1.0]).r2 < 0.5
+    with pytest.raises(ValueError):
+        linear_fit([1], [1])
+
+
+def test_probes_reject_bad_input():
+    m = model()
+    with pytest.raises(ValueError, match="idx"):
+        residual_variance_by_layer(m, torch.zeros(16, dtype=torch.long))
+    with pytest.raises(TypeError, match="Transformer"):
+        residual_variance_by_layer(torch.nn.Linear(2, 2), torch.zeros(1, 2, dtype=torch.long))
