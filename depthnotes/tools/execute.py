@@ -12,7 +12,9 @@ notebook's wall time. A notebook that raises stops with the error; nothing is wr
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ def execute_notebook(path: Path, timeout: int = 600) -> float:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
+    nb.metadata.pop("widgets", None)  # the run stores fresh widget state
     os.environ["DEPTHNOTES_QUIET"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
@@ -34,8 +37,46 @@ def execute_notebook(path: Path, timeout: int = 600) -> float:
     elapsed = time.perf_counter() - start
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
-    nbformat.write(nb, path)
+    path.write_text(_stable_widget_ids(nbformat.writes(nb)) + "\n", encoding="utf-8")
     return elapsed
+
+
+_HEX32 = r"[0-9a-f]{32}"
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def _stable_widget_ids(text: str) -> str:
+    """Replace ipywidgets' random model ids (uuid4 hex) by sequential ones, numbered in the
+    order a walk from the cell outputs through the stored widget state first meets them, so
+    re-running an unchanged notebook leaves the file byte for byte the same."""
+    nb = json.loads(text)
+    state = (nb.get("metadata", {}).get("widgets", {})
+             .get("application/vnd.jupyter.widget-state+json", {}).get("state", {}))
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in order:
+            return
+        order.append(model_id)
+        fields = state.get(model_id, {}).get("state", {})
+        for key in sorted(fields):
+            for ref in re.findall(r"IPY_MODEL_(" + _HEX32 + ")", json.dumps(fields[key])):
+                visit(ref)
+
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(_WIDGET_MIME)
+            if view:
+                visit(view["model_id"])
+    # Models no output refers to: order them by content, not by their random id.
+    rest = sorted((m for m in state if m not in order),
+                  key=lambda m: re.sub(_HEX32, "", json.dumps(state[m], sort_keys=True)))
+    for model_id in rest:
+        visit(model_id)
+    new_ids = {old: f"{i + 1:032x}" for i, old in enumerate(order)}
+    out = re.sub(r"(?<![0-9a-f])" + _HEX32 + r"(?![0-9a-f])",
+                 lambda m: new_ids.get(m.group(0), m.group(0)), text)
+    return json.dumps(json.loads(out), indent=1, sort_keys=True, ensure_ascii=False)
 
 
 def main(argv: list[str] | None = None) -> int:
