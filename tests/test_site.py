@@ -1,0 +1,393 @@
+"""The built website, checked in a real browser with the network cut off.
+
+Debian's Chromium (``/usr/bin/chromium``, installed by ``.ci/run``), driven by Playwright's
+Python package, opens every page of ``_build/html`` served by ``python -m http.server`` on
+127.0.0.1. Every request to any other host is blocked and recorded, and Chromium's own DNS
+resolves nothing but 127.0.0.1, so the browser has no network but the site. On every page:
+
+- no console error and no uncaught script error; no request leaves 127.0.0.1;
+- every formula is typeset by the site's own MathJax;
+- every image in the page's content loads and has alt text;
+- every widget the page embeds is rendered by the site's own widget manager;
+- every exercise solution is hidden until its toggle is opened.
+
+Across the site: the "next" links walk through all pages in table-of-contents order, and the
+search page finds chapters. A screenshot of every page goes to ``_build/screenshots/`` for a
+person to look at.
+
+The site is built by this test if it is missing or older than any of its sources (notebooks,
+``book/``, ``depthnotes/``, the configuration, the recorded notebook timings): it runs the same
+``python -m depthnotes.tools.build`` as the README. pytest runs this file last (see
+``depthnotes/tools/status.py``), after the notebooks have been checked.
+
+Without Chromium the browser tests are skipped with the reason, except in CI (``CI=true``),
+where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path(os.environ.get("DEPTHNOTES_CHROMIUM", "/usr/bin/chromium"))
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+#: The launch flags for a headless Chromium on a machine without a network (Playwright adds
+#: --headless and a fresh, empty --user-data-dir of its own).
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static"}
+
+
+def _missing(reason: str):
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: the browser test must run in CI)")
+    pytest.skip(reason)
+
+
+# ---------------------------------------------------------------- the site, built if stale
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    from depthnotes.tools.build import build_site, site_is_stale
+
+    if site_is_stale(ROOT):
+        try:
+            build_site(ROOT)
+        except subprocess.CalledProcessError as e:
+            pytest.fail(f"the site build failed (exit {e.returncode}); run "
+                        "`.venv/bin/python -m depthnotes.tools.build` to see the warnings")
+    return SITE
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page of the site, as paths relative to the site root."""
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site)
+        if rel.parts[0] not in SKIP_DIRS:
+            pages.append(rel.as_posix())
+    return pages
+
+
+class _Refs(HTMLParser):
+    """Collects the URLs a page makes the browser fetch (not plain links)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in {"script", "img", "iframe", "source", "audio", "video", "embed"} and a.get("src"):
+            self.urls.append(a["src"])
+        rels = set((a.get("rel") or "").lower().split())
+        if tag == "link" and a.get("href") and rels & {
+                "stylesheet", "preload", "icon", "prefetch", "preconnect", "modulepreload",
+                "dns-prefetch", "manifest"}:
+            self.urls.append(a["href"])
+        if tag == "object" and a.get("data"):
+            self.urls.append(a["data"])
+
+
+def _external(url: str) -> bool:
+    return url.startswith("//") or urlparse(url).scheme in {"http", "https", "ws", "wss"}
+
+
+def test_html_loads_nothing_from_other_hosts(site):
+    """No page's HTML or CSS names a script, stylesheet, image or font on another host
+    (a static check that runs even without a browser)."""
+    offenders = []
+    for rel in site_pages(site):
+        parser = _Refs()
+        parser.feed((site / rel).read_text(encoding="utf-8"))
+        offenders += [f"{rel}: {u}" for u in parser.urls if _external(u)]
+    for css in (site / "_static").rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(errors="replace")):
+            if _external(url):
+                offenders.append(f"{css.relative_to(site)}: {url}")
+    assert not offenders, "the site loads from other hosts:\n" + "\n".join(offenders)
+
+
+def test_offline_assets_are_local(site):
+    """MathJax, require.js and the widget manager are the site's own files."""
+    html = (site / "book" / "intro.html").read_text(encoding="utf-8")
+    assert "_static/offline/mathjax/tex-mml-chtml.js" in html
+    for name in ("mathjax/tex-mml-chtml.js", "require.js", "widgets/embed-amd.js",
+                 "mathjax/output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff"):
+        assert (site / "_static" / "offline" / name).is_file(), name
+
+
+# ---------------------------------------------------------------- the browser
+
+@pytest.fixture(scope="session")
+def browser_context(site):
+    if not CHROMIUM.exists():
+        _missing(f"no Chromium at {CHROMIUM}: install Debian's `chromium` package "
+                 "(apt-get install chromium) or set DEPTHNOTES_CHROMIUM to run the browser test")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the playwright package is not installed (pip install -r requirements.txt)")
+
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1", "--directory", str(site)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}/"
+        _wait_for(base)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                        args=CHROMIUM_FLAGS)
+            context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                          service_workers="block")
+            blocked: list[str] = []
+
+            def route(r):
+                if urlparse(r.request.url).hostname == "127.0.0.1":
+                    r.continue_()
+                else:
+                    blocked.append(r.request.url)
+                    r.abort("internetdisconnected")
+
+            context.route("**/*", route)
+            yield context, base, blocked
+            context.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(url: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+class PageLog:
+    """Console errors, script errors, failed and off-site requests of one page load."""
+
+    def __init__(self, page, blocked: list[str]) -> None:
+        self.errors: list[str] = []
+        self.failed: list[str] = []
+        self.external: list[str] = []
+        self._blocked = blocked
+        self._start = len(blocked)
+        page.on("console", lambda m: m.type == "error" and self.errors.append(
+            f"console: {m.text} ({m.location.get('url', '')})"))
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+        page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        page.on("request", lambda r: urlparse(r.url).hostname not in (None, "127.0.0.1")
+                and urlparse(r.url).scheme not in ("data", "blob", "about")
+                and self.external.append(r.url))
+
+    def problems(self) -> list[str]:
+        blocked = self._blocked[self._start:]
+        return (self.errors + [f"request failed: {u}" for u in self.failed]
+                + [f"off-site request: {u}" for u in sorted(set(self.external + blocked))])
+
+
+_MATHJAX_DONE = """async () => {
+  if (!window.MathJax) return null;
+  if (MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  return true;
+}"""
+
+_MATH_STATE = """() => {
+  const maths = [...document.querySelectorAll('main .math, article .math')];
+  return {total: maths.length,
+          raw: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80))};
+}"""
+
+_IMAGES = """() => [...document.querySelectorAll('article img, main img')].map(img => ({
+  src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
+  alt: (img.getAttribute('alt') || '').trim()}))"""
+
+_WIDGETS = """() => {
+  const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
+  const rendered = views.filter(v => {
+    const prev = v.previousElementSibling;
+    return prev && prev.classList.contains('widget-subarea') && prev.querySelector('.jupyter-widgets, .widget-box, .lm-Widget');
+  });
+  return {views: views.length, rendered: rendered.length};
+}"""
+
+
+def _shot_name(rel: str) -> str:
+    return rel.removesuffix(".html").replace("/", "__") + ".png"
+
+
+def _check_page(context, base: str, blocked: list[str], rel: str) -> dict:
+    page = context.new_page()
+    log = PageLog(page, blocked)
+    problems: list[str] = []
+    info: dict = {"page": rel}
+    try:
+        page.goto(base + rel, wait_until="load", timeout=30_000)
+        page.wait_for_load_state("networkidle", timeout=30_000)
+        mathjax = page.evaluate(_MATHJAX_DONE)
+        math = page.evaluate(_MATH_STATE)
+        info["math"] = math["total"]
+        if math["total"] and not mathjax:
+            problems.append("the page has math but MathJax did not load")
+        problems += [f"math not typeset: {m!r}" for m in math["raw"]]
+
+        for img in page.evaluate(_IMAGES):
+            if not img["ok"]:
+                problems.append(f"image did not load: {img['src']}")
+            if not img["alt"] or re.search(r"\.(png|jpe?g|svg|gif)$", img["alt"], re.I):
+                problems.append(f"image without alt text: {img['src']} (alt={img['alt']!r})")
+        info["images"] = len(page.evaluate(_IMAGES))
+
+        widgets = page.evaluate(_WIDGETS)
+        if widgets["views"]:
+            try:
+                page.wait_for_function(_WIDGETS.replace("return {views", "return rendered.length "
+                                                        ">= views.length && {views"),
+                                       timeout=20_000)
+            except Exception:  # noqa: BLE001 - reported below with the counts
+                pass
+            widgets = page.evaluate(_WIDGETS)
+            if widgets["rendered"] < widgets["views"]:
+                problems.append(f"only {widgets['rendered']} of {widgets['views']} widgets rendered")
+        info["widgets"] = widgets["rendered"]
+
+        info["solutions"] = _check_solutions(page, rel, problems)
+        page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=rel.startswith("notebooks/"))
+        problems += log.problems()
+    finally:
+        page.close()
+    info["problems"] = problems
+    return info
+
+
+def _check_solutions(page, rel: str, problems: list[str]) -> int:
+    """Each cell whose code holds a solution is hidden at first and shown by its toggle."""
+    cells = page.locator("div.cell:has(div.cell_input:has-text('BEGIN SOLUTION'))")
+    n = cells.count()
+    for i in range(n):
+        cell = cells.nth(i)
+        source = cell.locator("div.cell_input")
+        if source.is_visible():
+            problems.append(f"solution {i + 1} is visible before its toggle is opened")
+            continue
+        toggle = cell.locator("details > summary").first
+        if toggle.count() == 0:
+            problems.append(f"solution {i + 1} has no toggle")
+            continue
+        toggle.scroll_into_view_if_needed()
+        toggle.click()
+        try:
+            source.wait_for(state="visible", timeout=5_000)
+        except Exception:  # noqa: BLE001
+            problems.append(f"solution {i + 1} does not show when its toggle is clicked")
+            continue
+        if i == 0:
+            source.scroll_into_view_if_needed()
+            page.wait_for_timeout(600)   # let the toggle's fade-in finish
+            page.screenshot(path=str(SHOTS / _shot_name(rel).replace(".png", "__solution.png")))
+        toggle.click()   # close it again, so the full-page screenshot shows the reader's view
+    return n
+
+
+@pytest.fixture(scope="session")
+def page_reports(browser_context, site):
+    context, base, blocked = browser_context
+    reports = [_check_page(context, base, blocked, rel) for rel in site_pages(site)]
+    (SHOTS / "report.json").write_text(json.dumps(reports, indent=1) + "\n")
+    return reports
+
+
+def test_every_page_in_a_browser(page_reports):
+    """No console errors, no off-site requests, math typeset, images with alt text, widgets
+    rendered, solutions hidden until opened — on every page."""
+    bad = {r["page"]: r["problems"] for r in page_reports if r["problems"]}
+    assert not bad, "pages with problems:\n" + "\n".join(
+        f"{page}:\n  " + "\n  ".join(problems) for page, problems in bad.items())
+
+
+def test_the_site_exercises_what_it_should(page_reports):
+    """The checks above are not vacuous: the site has math, figures and solutions."""
+    total = {k: sum(r.get(k, 0) for r in page_reports) for k in ("math", "images", "solutions",
+                                                                  "widgets")}
+    assert total["math"] > 0 and total["images"] > 0 and total["solutions"] > 0, total
+
+
+def test_widgets_render(page_reports):
+    """At least one page shows a live widget, rendered offline by the site's widget manager."""
+    if not any(r.get("widgets") for r in page_reports):
+        pytest.skip("no page of the site shows a widget output (the chapters may hide them)")
+
+
+def test_next_links_walk_the_table_of_contents(browser_context, site):
+    """From the first page, the "next" links visit every page of the sidebar, in its order."""
+    context, base, blocked = browser_context
+    page = context.new_page()
+    log = PageLog(page, blocked)
+    page.goto(base + "book/intro.html", wait_until="load")
+    sidebar = page.eval_on_selector_all(
+        "nav.bd-docs-nav a.reference.internal",
+        "links => links.map(a => new URL(a.getAttribute('href'), location.href).pathname)")
+    visited = [urlparse(page.url).path]
+    for _ in range(len(sidebar) + 5):
+        nxt = page.locator("a.right-next")
+        if nxt.count() == 0:
+            break
+        nxt.first.click()
+        page.wait_for_load_state("load")
+        visited.append(urlparse(page.url).path)
+    page.close()
+    if sidebar and sidebar[0] != visited[0]:   # the sidebar may or may not list the home page
+        visited = visited[1:]
+    assert len(visited) > 2 and visited == sidebar, \
+        f"next links visit {visited}, the sidebar lists {sidebar}"
+    assert not log.problems(), log.problems()
+
+
+def test_search_finds_chapters(browser_context, site):
+    """The search box works offline and finds the parameter-counting chapter."""
+    context, base, blocked = browser_context
+    page = context.new_page()
+    log = PageLog(page, blocked)
+    page.goto(base + "book/intro.html", wait_until="load")
+    page.keyboard.press("Control+k")
+    box = page.locator("input[name='q']:visible").first
+    box.fill("parameters")
+    box.press("Enter")
+    page.wait_for_url("**/search.html?q=parameters*")
+    results = page.locator("ul.search li a")
+    results.first.wait_for(timeout=15_000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    page.screenshot(path=str(SHOTS / "search__parameters.png"))
+    page.close()
+    assert any("01_parameter_math" in (h or "") for h in hrefs), hrefs
+    assert not log.problems(), log.problems()
