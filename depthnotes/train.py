@@ -311,17 +311,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="one or more norm placements to train, one after the other")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--lr", type=float, default=5e-4)
-    p.add_argument("--warmup-steps", type=int, default=10)
-    p.add_argument("--grad-clip", type=float, default=None)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--warmup-steps", type=int, default=20)
+    p.add_argument("--grad-clip", type=float, default=1.0, help="0 turns clipping off")
+    p.add_argument("--eval-every", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args(argv)
     pin(args.seed, threads=args.threads)
     corpus = load_corpus()
     tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, context=args.context,
-                     lr=args.lr, warmup_steps=args.warmup_steps, grad_clip=args.grad_clip,
-                     seed=args.seed, eval_every=0)
+                     lr=args.lr, warmup_steps=args.warmup_steps,
+                     grad_clip=args.grad_clip if args.grad_clip else None,
+                     seed=args.seed, eval_every=args.eval_every)
     for norm in args.norm:
         init = "deepnorm" if norm == "deepnorm" else "normal"
         mc = ModelConfig(n_layer=args.n_layer, d_model=args.d_model, n_head=args.n_head,
@@ -329,7 +331,9 @@ def main(argv: list[str] | None = None) -> int:
                          norm=norm, init=init)
         model = Transformer(mc, seed=args.seed)
         res = train(model, corpus, tc, desc=f"{norm} L={args.n_layer}")
-        print(f"{norm} L={args.n_layer}: {res.summary()} ({res.seconds:.0f} s)", flush=True)
+        evals = ", ".join(f"{s}: {v:.3f}" for s, v in zip(res.eval_steps, res.eval_losses))
+        print(f"{norm} L={args.n_layer}: {res.summary()}; eval loss by step {{{evals}}} "
+              f"({res.seconds:.0f} s)", flush=True)
     return 0
 
 

@@ -63,3 +63,60 @@ def param_explorer():
                               description="vocab"),
         tie_embeddings=w.Checkbox(value=True, description="tied head"),
     )
+
+
+# -- chapters 4 and 5: the residual-stream variance explorer -------------------------------
+#: Norm placement and init schemes the explorer offers (label -> ModelConfig fields).
+VARIANCE_SCHEMES = {
+    "pre-norm, plain init": dict(norm="pre", init="normal"),
+    "pre-norm, branch x 1/sqrt(2L)": dict(norm="pre", init="normal", branch_scale="1/sqrt(2L)"),
+    "pre-norm, GPT-2 init": dict(norm="pre", init="gpt2"),
+    "post-norm": dict(norm="post", init="normal"),
+    "DeepNorm": dict(norm="deepnorm", init="deepnorm"),
+}
+
+
+def variance_profile(n_layer: int, scheme: str = "pre-norm, plain init", d_model: int = 64,
+                     seed: int = 0, batch: int = 4, context: int = 32):
+    """Residual-stream variance after the embedding and each block (L + 1 numbers) of an
+    untrained model, on random tokens: what the explorer plots."""
+    import torch
+
+    from .model import Transformer
+    from .probes import residual_variance_by_layer
+
+    if scheme not in VARIANCE_SCHEMES:
+        raise ValueError(f"scheme must be one of {list(VARIANCE_SCHEMES)}, got {scheme!r}")
+    cfg = ModelConfig(n_layer=n_layer, d_model=d_model, n_head=2, d_ff=2 * d_model,
+                      vocab_size=128, context=context, **VARIANCE_SCHEMES[scheme])
+    model = Transformer(cfg, seed=seed)
+    idx = torch.randint(0, 128, (batch, context), generator=torch.Generator().manual_seed(seed))
+    return residual_variance_by_layer(model, idx)
+
+
+def variance_explorer():
+    """Sliders for depth and a choice of norm placement / init -> the variance profile."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .plots import NORM_COLORS
+
+    def show(n_layer, scheme, log_y):
+        v = variance_profile(n_layer, scheme)
+        colour = NORM_COLORS[VARIANCE_SCHEMES[scheme]["norm"]]
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        ax.plot(range(n_layer + 1), v, "o-", ms=3, color=colour)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel("residual stream after block l (0 = embedding)")
+        ax.set_ylabel("variance of the stream")
+        ax.set_title(f"{scheme}, L = {n_layer}: final variance {v[-1]:.3g}")
+        plt.show()
+
+    return w.interactive(
+        show,
+        n_layer=w.IntSlider(value=48, min=1, max=200, description="L (layers)"),
+        scheme=w.Dropdown(options=list(VARIANCE_SCHEMES), value="pre-norm, plain init",
+                          description="scheme"),
+        log_y=w.Checkbox(value=False, description="log y"),
+    )
