@@ -1,0 +1,300 @@
+"""Make the student version of the chapters: solutions replaced by placeholders, checks kept.
+
+    python -m depthnotes.tools.student                       # every chapter in _toc.yml -> student/
+    python -m depthnotes.tools.student --out handout/ notebooks/01_parameter_math.ipynb
+    python -m depthnotes.tools.student --nbgrader --out source/ps1/   # for an nbgrader course
+
+An exercise in this book is three cells: a markdown task, an **answer cell** whose solution sits
+between the lines ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the markers nbgrader uses),
+and a **check cell** that calls a ``depthnotes.exercises.check_*`` function. The student version
+replaces each solution region with a placeholder that keeps the code valid:
+
+- a region at the top level of a cell becomes ``name = ...`` for each name it assigns that the
+  check cell reads (so the check runs and says "not answered yet", with its hint), and a stub
+  ``def`` (signature and docstring kept) for each function it defines;
+- a region inside a function body becomes ``raise NotImplementedError(...)``, which the check
+  reports as a hint-carrying failure too.
+
+All outputs are cleared (they would show the solutions' results), the stored widget state is
+dropped, and the ``hide-input`` tags that fold solutions away on the website are removed. The
+check cells are kept as they are. Nothing in ``notebooks/`` is modified.
+
+``--nbgrader`` writes the *instructor* version instead: the notebooks with their solutions,
+plus the cell metadata nbgrader needs (answer cells are solution cells, check cells are
+read-only autograded test cells worth one point each), ready for ``nbgrader generate_assignment``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+PLACEHOLDER_COMMENT = "# YOUR CODE HERE"
+HIDE_TAGS = {"hide-input", "remove-input", "hide-cell"}
+_CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
+
+
+class SolutionFormatError(ValueError):
+    """Solution markers that do not pair up, or a region that cannot be replaced."""
+
+
+@dataclass
+class Exercise:
+    """One exercise of a notebook: the indices of its answer cell and of its check cell."""
+
+    answer: int
+    check: int | None
+
+
+# ---------------------------------------------------------------- finding exercises
+
+def has_solution(cell) -> bool:
+    return cell.cell_type == "code" and BEGIN in cell.source
+
+
+def is_check(cell) -> bool:
+    return cell.cell_type == "code" and bool(_CHECK_CALL.search(cell.source)) \
+        and BEGIN not in cell.source
+
+
+def find_exercises(nb) -> list[Exercise]:
+    """Every answer cell, paired with the next code cell if that cell is a check."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        if not has_solution(cell):
+            continue
+        nxt = next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"),
+                   None)
+        out.append(Exercise(i, nxt if nxt is not None and is_check(nb.cells[nxt]) else None))
+    return out
+
+
+def exercise_problems(nb, name: str = "notebook") -> list[str]:
+    """Ways in which a notebook's exercises break the book's pattern (empty if none)."""
+    problems = []
+    exercises = find_exercises(nb)
+    if not exercises:
+        problems.append(f"{name}: no exercise (a code cell with {BEGIN!r} … {END!r})")
+    for ex in exercises:
+        cell = nb.cells[ex.answer]
+        where = f"{name}, cell {ex.answer}"
+        if ex.check is None:
+            problems.append(f"{where}: the next code cell after the answer is not a check "
+                            "(a call to depthnotes.exercises.check_*)")
+        if "hide-input" not in cell.metadata.get("tags", []):
+            problems.append(f"{where}: the answer cell needs the tag 'hide-input', so the site "
+                            "hides the solution until the reader opens it")
+        try:
+            replace_solutions(cell.source)
+        except SolutionFormatError as e:
+            problems.append(f"{where}: {e}")
+    return problems
+
+
+# ---------------------------------------------------------------- replacing solutions
+
+def _names_read(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _assigned_names(stmt: ast.stmt) -> list[str]:
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        targets = [stmt.target]
+    names = []
+    for t in targets:
+        for node in ast.walk(t):
+            if isinstance(node, ast.Name) and node.id not in names:
+                names.append(node.id)
+    return names
+
+
+def _function_stub(stmt: ast.FunctionDef, lines: list[str]) -> list[str]:
+    first_body = stmt.body[0]
+    keep_until = first_body.lineno - 1              # the signature, possibly several lines
+    if (isinstance(first_body, ast.Expr) and isinstance(first_body.value, ast.Constant)
+            and isinstance(first_body.value.value, str)):
+        keep_until = first_body.end_lineno          # and its docstring
+    head = lines[stmt.lineno - 1 - len(stmt.decorator_list):keep_until]
+    body_indent = " " * first_body.col_offset
+    return head + [f"{body_indent}{PLACEHOLDER_COMMENT}",
+                   f'{body_indent}raise NotImplementedError("write this function")']
+
+
+def _placeholder(region: list[str], indent: str, wanted: set[str] | None) -> list[str]:
+    if indent:   # inside a function (or a loop): the body is the student's to write
+        return [f"{indent}{PLACEHOLDER_COMMENT}",
+                f'{indent}raise NotImplementedError("replace this line with your code")']
+    text = "\n".join(region)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise SolutionFormatError(f"the solution does not parse ({e.msg}, line {e.lineno})") \
+            from None
+    names: list[str] = []
+    stubs: list[str] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stubs += _function_stub(stmt, text.splitlines())
+        else:
+            names += [n for n in _assigned_names(stmt) if n not in names]
+    if wanted is not None and set(names) & wanted:
+        names = [n for n in names if n in wanted]      # only what the check reads
+    out = [PLACEHOLDER_COMMENT] + [f"{n} = ..." for n in names] + stubs
+    return out if len(out) > 1 else out + ["..."]
+
+
+def replace_solutions(source: str, wanted: set[str] | None = None) -> str:
+    """``source`` with every solution region (markers included) replaced by a placeholder.
+
+    ``wanted``: the names the exercise's check reads; a top-level region keeps placeholders for
+    those of its assignments only (all of them if none is read).
+    """
+    lines = source.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip() == END:
+            raise SolutionFormatError(f"{END!r} without {BEGIN!r} (line {i + 1})")
+        if line.strip() != BEGIN:
+            if BEGIN in line or END in line:
+                raise SolutionFormatError(f"a solution marker must stand alone on its line "
+                                          f"(line {i + 1}: {line.strip()!r})")
+            out.append(line)
+            i += 1
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        try:
+            j = next(k for k in range(i + 1, len(lines)) if lines[k].strip() in (BEGIN, END))
+        except StopIteration:
+            raise SolutionFormatError(f"{BEGIN!r} on line {i + 1} has no {END!r}") from None
+        if lines[j].strip() == BEGIN:
+            raise SolutionFormatError(f"solution regions cannot nest (lines {i + 1}, {j + 1})")
+        region = textwrap.dedent("\n".join(lines[i + 1:j])).split("\n")
+        out += _placeholder(region, indent, wanted)
+        i = j + 1
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- whole notebooks
+
+def student_notebook(nb):
+    """A copy of ``nb`` with solutions replaced, outputs cleared and hide tags removed."""
+    nb = copy.deepcopy(nb)
+    checks = {ex.answer: ex.check for ex in find_exercises(nb)}
+    for i, cell in enumerate(nb.cells):
+        tags = cell.metadata.get("tags")
+        if tags is not None:
+            kept = [t for t in tags if t not in HIDE_TAGS]
+            if kept:
+                cell.metadata["tags"] = kept
+            else:
+                del cell.metadata["tags"]
+        if cell.cell_type != "code":
+            continue
+        if i in checks:
+            check = checks[i]
+            wanted = _names_read(nb.cells[check].source) if check is not None else None
+            cell.source = replace_solutions(cell.source, wanted)
+        cell.outputs = []
+        cell.execution_count = None
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def nbgrader_notebook(nb, stem: str):
+    """A copy of ``nb`` (solutions kept) with nbgrader's cell metadata on every exercise."""
+    nb = copy.deepcopy(nb)
+    for n, ex in enumerate(find_exercises(nb), start=1):
+        nb.cells[ex.answer].metadata["nbgrader"] = {
+            "grade": False, "solution": True, "locked": False, "task": False,
+            "grade_id": f"{stem}-ex{n}-answer", "schema_version": 3}
+        if ex.check is not None:
+            nb.cells[ex.check].metadata["nbgrader"] = {
+                "grade": True, "solution": False, "locked": True, "task": False, "points": 1,
+                "grade_id": f"{stem}-ex{n}-check", "schema_version": 3}
+    return nb
+
+
+STUDENT_README = """\
+# Depth Notes — student notebooks
+
+Made by `python -m depthnotes.tools.student` from the book's notebooks. Each exercise has a cell
+marked `# YOUR CODE HERE`: replace the `...` (or the `raise NotImplementedError(...)` line) with
+your answer, run the cell, then run the check cell below it. A check prints
+"Exercise N.M: correct." or raises an `ExerciseError` whose message ends with a hint.
+
+Run each notebook from the top (the exercises use what the chapter computed). Set-up: see the
+book's "How to use this book" page; the notebooks need the `depthnotes` package installed.
+"""
+
+
+def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -> list[Path]:
+    """Write the student (or, with ``nbgrader``, the instructor) version of each notebook."""
+    import nbformat
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        problems = exercise_problems(nb, path.name)
+        if any("does not parse" in p or "marker" in p or "nest" in p for p in problems):
+            raise SolutionFormatError("\n".join(problems))
+        new = nbgrader_notebook(nb, path.stem) if nbgrader else student_notebook(nb)
+        target = out / path.name
+        nbformat.write(new, target)
+        written.append(target)
+    if not nbgrader:
+        (out / "README.md").write_text(STUDENT_README)
+    return written
+
+
+def chapter_notebooks(root: Path = ROOT) -> list[Path]:
+    """The chapters the book publishes: the notebooks listed in ``_toc.yml``."""
+    from depthnotes.tools.claims import toc_notebooks
+
+    return [p for p in toc_notebooks(root) if p.parent.name == "notebooks"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to convert (default: every chapter in _toc.yml)")
+    parser.add_argument("--out", type=Path, default=ROOT / "student",
+                        help="folder to write to (default: student/)")
+    parser.add_argument("--nbgrader", action="store_true",
+                        help="write the instructor version with nbgrader cell metadata instead")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or chapter_notebooks()
+    for p in paths:
+        if not p.exists():
+            parser.error(f"no such notebook: {p}")
+    try:
+        written = make_versions(paths, args.out, nbgrader=args.nbgrader)
+    except SolutionFormatError as e:
+        print(f"cannot make the student version:\n{e}", file=sys.stderr)
+        return 1
+    kind = "instructor (nbgrader)" if args.nbgrader else "student"
+    for path in written:
+        print(f"{kind} version: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The student version (``python -m depthnotes.tools.student``) and the exercise pattern.
+
+Unit tests of the solution replacement, the command itself, and — for every chapter in the
+book's table of contents, found automatically — an execution of the student version in a fresh
+kernel: every cell up to the first placeholder runs, each check fails on its placeholder with an
+``ExerciseError`` that carries a hint, and passes once the solution is run in its place (the run
+then goes on with the solution, so later cells see what the chapter computed).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from depthnotes.tools import student
+from depthnotes.tools.claims import toc_notebooks
+from depthnotes.tools.student import (BEGIN, END, SolutionFormatError, exercise_problems,
+                                      find_exercises, replace_solutions, student_notebook)
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = [p for p in toc_notebooks(ROOT) if p.parent.name == "notebooks"]
+
+
+# ---------------------------------------------------------------- replacing solutions
+
+def test_top_level_assignment_becomes_ellipsis():
+    src = f"{BEGIN}\nanswer = 12 * 768 ** 2\n{END}"
+    assert replace_solutions(src) == "# YOUR CODE HERE\nanswer = ..."
+
+
+def test_only_the_names_the_check_reads_are_kept():
+    src = (f"# compare the two\n{BEGIN}\na = 1\nb = 2\ncheaper = 'depth' if a < b else 'width'\n"
+           f"{END}")
+    out = replace_solutions(src, wanted={"cheaper", "check_choice"})
+    assert out == "# compare the two\n# YOUR CODE HERE\ncheaper = ..."
+    assert "a = ..." in replace_solutions(src, wanted={"unrelated"})   # none read: keep all
+
+
+def test_region_inside_a_function_raises_not_implemented():
+    src = f"def block_params(d):\n    \"\"\"Doc.\"\"\"\n    {BEGIN}\n    return 12 * d * d\n    {END}\n"
+    out = replace_solutions(src)
+    assert out.splitlines() == ["def block_params(d):", '    """Doc."""', "    # YOUR CODE HERE",
+                                '    raise NotImplementedError("replace this line with your code")']
+    compile(out, "<answer>", "exec")
+
+
+def test_function_defined_inside_the_region_keeps_its_signature_and_docstring():
+    src = (f"{BEGIN}\ndef f(x,\n      y):\n    \"\"\"Add.\"\"\"\n    return x + y\n"
+           f"total = f(1, 2)\n{END}")
+    out = replace_solutions(src, wanted={"f", "total"})
+    assert "def f(x,\n      y):\n    \"\"\"Add.\"\"\"\n    # YOUR CODE HERE" in out
+    assert "total = ..." in out and "return x + y" not in out
+    compile(out, "<answer>", "exec")
+
+
+@pytest.mark.parametrize("src, message", [
+    (f"{BEGIN}\nx = 1\n", "has no"),
+    (f"x = 1\n{END}", "without"),
+    (f"{BEGIN}\n{BEGIN}\nx = 1\n{END}\n{END}", "nest"),
+    (f"x = 1  {BEGIN}\n{END}", "alone"),
+    (f"{BEGIN}\nx = (\n{END}", "does not parse"),
+])
+def test_broken_markers_are_reported(src, message):
+    with pytest.raises(SolutionFormatError, match=message):
+        replace_solutions(src)
+
+
+def _toy_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("**Exercise 9.1.** Compute it."),
+        nbformat.v4.new_code_cell(f"{BEGIN}\nanswer = 42\n{END}", metadata={"tags": ["hide-input"]}),
+        nbformat.v4.new_code_cell("check_number('9.1', answer, 42, hint='h')"),
+    ]
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", text="Exercise 9.1: correct.\n")]
+    nb.metadata["widgets"] = {"state": {}}
+    return nb
+
+
+def test_student_notebook_clears_outputs_and_hide_tags_and_keeps_checks():
+    nb = _toy_notebook()
+    out = student_notebook(nb)
+    assert out.cells[1].source == "# YOUR CODE HERE\nanswer = ..."
+    assert "tags" not in out.cells[1].metadata
+    assert out.cells[2].source == nb.cells[2].source and out.cells[2].outputs == []
+    assert "widgets" not in out.metadata
+    assert nb.cells[1].source.startswith(BEGIN)          # the original is untouched
+
+
+def test_pattern_problems_are_named():
+    nb = _toy_notebook()
+    assert exercise_problems(nb) == []
+    nb.cells[1].metadata["tags"] = []
+    nb.cells[2].source = "print(answer)"
+    problems = exercise_problems(nb, "toy")
+    assert any("hide-input" in p for p in problems) and any("not a check" in p for p in problems)
+
+
+def test_nbgrader_version_marks_solution_and_test_cells(tmp_path):
+    path = tmp_path / "09_toy.ipynb"
+    nbformat.write(_toy_notebook(), path)
+    [out] = student.make_versions([path], tmp_path / "source", nbgrader=True)
+    nb = nbformat.read(out, as_version=4)
+    assert nb.cells[1].metadata["nbgrader"]["solution"] is True
+    assert BEGIN in nb.cells[1].source                   # nbgrader removes it itself
+    grader = nb.cells[2].metadata["nbgrader"]
+    assert grader["grade"] is True and grader["locked"] is True and grader["points"] == 1
+
+
+# ---------------------------------------------------------------- the chapters
+
+def test_the_book_has_chapters_to_check():
+    assert CHAPTERS, "no chapter notebook is listed in _toc.yml"
+
+
+def test_command_writes_every_chapter_without_solutions(tmp_path):
+    assert student.main(["--out", str(tmp_path)]) == 0
+    for path in CHAPTERS:
+        out = tmp_path / path.name
+        assert out.exists(), f"{path.name} has no student version"
+        text = out.read_text()
+        assert BEGIN not in text and END not in text
+        nb = nbformat.read(out, as_version=4)
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+        assert not any("hide-input" in c.metadata.get("tags", []) for c in nb.cells)
+    assert (tmp_path / "README.md").exists()
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_exercises_follow_the_pattern(path):
+    """Task, answer cell (hidden on the site), check cell — and a few of them."""
+    nb = nbformat.read(path, as_version=4)
+    assert exercise_problems(nb, path.name) == []
+    assert len(find_exercises(nb)) >= 3, f"{path.name}: fewer than 3 exercises"
+
+
+def _hint(evalue: str) -> str:
+    return evalue.split("Hint:", 1)[1].strip() if "Hint:" in evalue else ""
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_student_version_runs_and_checks_give_hints(path):
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    source = nbformat.read(path, as_version=4)
+    exercises = {ex.check: ex for ex in find_exercises(source) if ex.check is not None}
+    nb = student_notebook(source)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    problems: list[str] = []
+    with client.setup_kernel():
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            if i not in exercises:
+                try:
+                    client.execute_cell(cell, i)
+                except CellExecutionError as e:
+                    pytest.fail(f"{path.name}, cell {i} fails in the student version "
+                                f"({e.ename}: {e.evalue})")
+                continue
+            ex = exercises[i]
+            # 1. the check on the placeholder: fails, with a hint
+            try:
+                client.execute_cell(cell, i)
+                problems.append(f"cell {i}: the check passes on the placeholder")
+            except CellExecutionError as e:
+                if e.ename != "ExerciseError":
+                    problems.append(f"cell {i}: the check raised {e.ename}: {e.evalue} "
+                                    "(expected an ExerciseError with a hint)")
+                elif len(_hint(e.evalue)) < 20:
+                    problems.append(f"cell {i}: the check's message has no useful hint: "
+                                    f"{e.evalue!r}")
+            # 2. the solution in its place: the check passes
+            solution = copy.deepcopy(source.cells[ex.answer])
+            solution.outputs = []
+            client.execute_cell(solution, ex.answer)
+            again = copy.deepcopy(cell)
+            again.outputs = []
+            try:
+                client.execute_cell(again, i)
+            except CellExecutionError as e:
+                problems.append(f"cell {i}: the check fails on the solution: {e.evalue}")
+                continue
+            printed = "".join(o.get("text", "") for o in again.outputs)
+            if not re.search(r"correct", printed):
+                problems.append(f"cell {i}: the check printed {printed!r} on the solution")
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+    assert exercises, f"{path.name}: no checked exercise"
+
