@@ -282,7 +282,7 @@ def _check_page(context, base: str, blocked: list[str], rel: str) -> dict:
         info["widgets"] = widgets["rendered"]
 
         info["solutions"] = _check_solutions(page, rel, problems)
-        page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=rel.startswith("notebooks/"))
+        page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
         problems += log.problems()
     finally:
         page.close()

@@ -12,9 +12,10 @@ Three steps, all part of this one command:
    ``html_static_path``) and myst-nb (``nb_ipywidgets_js``) at them, so no page loads anything
    from another host. This step runs only when the pins change or the folder is missing.
 2. **Generated pages.** The claims table (from the notebooks' claim-check cells), the
-   execution-status table (from the timings the test run records) and the API listing (from the
-   modules of ``depthnotes``) are written to ``_build/generated/``; the pages in ``book/``
-   include them, so they never drift from the notebooks.
+   execution-status table (from the timings the test run records), the API listing (from the
+   modules of ``depthnotes``), the chapters' summaries and their exercises are written to
+   ``_build/generated/``; the pages in ``book/`` include them, so they never drift from the
+   notebooks.
 3. **The site.** Jupyter Book v1 builds the repository with warnings as errors
    (``-W -n --keep-going``): a broken reference, an unknown citation or a missing figure fails
    the build. The site lands in ``_build/html``; open ``_build/html/index.html``.
@@ -211,7 +212,7 @@ def fetch_assets(root: Path = ROOT, *, quiet: bool = False) -> Path:
 
 def generate_pages(root: Path = ROOT) -> list[Path]:
     """Write the generated page fragments into ``_build/generated``; returns the files written."""
-    from depthnotes.tools import api_page, claims, status
+    from depthnotes.tools import api_page, claims, status, summaries
 
     out = root / "_build" / "generated"
     out.mkdir(parents=True, exist_ok=True)
@@ -219,6 +220,8 @@ def generate_pages(root: Path = ROOT) -> list[Path]:
         "claims.md": claims.render_claims_table(root),
         "status.md": status.render_status(root),
         "api.md": api_page.render_api(root),
+        "summaries.md": summaries.render_summaries(root),
+        "exercises.md": summaries.render_exercises(root),
     }
     written = []
     for name, text in fragments.items():
@@ -260,6 +263,9 @@ def build_site(root: Path = ROOT) -> float:
     stamp.unlink(missing_ok=True)         # a failed build leaves the site stale
     fetch_assets(root)
     generate_pages(root)
+    html = root / "_build" / "html"
+    if html.exists():
+        shutil.rmtree(html)               # no page of a removed chapter lingers
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     # --all: a fresh environment and every page written, so every warning is reported and no
     # page keeps scripts or settings from an earlier build.
