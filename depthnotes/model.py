@@ -14,6 +14,13 @@ code path: DeepNorm is post-norm with the residual up-weighted by alpha.
 Weights of the linear maps are stored ``[in, out]`` (GPT-2's ``Conv1D`` layout), because on a
 CPU ``x @ W`` with ``W`` contiguous ``[in, out]`` streams the weights faster than ``nn.Linear``'s
 ``[out, in]``; decoding one token is bound by how fast the weights stream (chapter 7).
+
+The output head is the largest matrix of a small model (``[vocab, d]``: 38.6M of GPT-2 small's
+124M parameters). It is tied to the token embedding, which GPT-2 names ``wte.weight`` with shape
+``[vocab, d]``. That shape is kept, but the matrix is *stored* column-major (``[d, vocab]`` in
+memory, see ``_store_transposed``), so the head's ``x @ wte.weight.T`` streams it in the fast
+layout while the embedding, the tying and training are unchanged. One consequence:
+``wte.weight.view(-1)`` raises (use ``reshape(-1)`` or ``flatten()``, which work on any layout).
 """
 
 from __future__ import annotations
@@ -51,8 +58,9 @@ class KVCache:
     def __init__(self, config: ModelConfig, batch: int, max_len: int,
                  dtype: torch.dtype = torch.float32, device=None):
         shape = (config.n_layer, batch, config.n_head, max_len, config.head_dim)
-        self.k = torch.zeros(shape, dtype=dtype, device=device)  # (L, B, nh, T_max, hs)
-        self.v = torch.zeros(shape, dtype=dtype, device=device)
+        # Uninitialised: attention only ever reads positions < length, which are written first.
+        self.k = torch.empty(shape, dtype=dtype, device=device)  # (L, B, nh, T_max, hs)
+        self.v = torch.empty(shape, dtype=dtype, device=device)
         self.max_len = max_len
         self.length = 0
 
@@ -113,12 +121,18 @@ class Block(nn.Module):
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None,
                 layer: int = 0) -> torch.Tensor:                             # (B, T, d)
-        s = self.branch_scale
+        s, a = self.branch_scale, self.alpha
         if self.pre_norm:
-            x = x + s * self.attn(self.ln_1(x), cache, layer)
-            return x + s * self.mlp(self.ln_2(x))
-        x = self.ln_1(self.alpha * x + s * self.attn(x, cache, layer))
-        return self.ln_2(self.alpha * x + s * self.mlp(x))
+            x = x + _scaled(s, self.attn(self.ln_1(x), cache, layer))
+            return x + _scaled(s, self.mlp(self.ln_2(x)))
+        x = self.ln_1(_scaled(a, x) + _scaled(s, self.attn(x, cache, layer)))
+        return self.ln_2(_scaled(a, x) + _scaled(s, self.mlp(x)))
+
+
+def _scaled(c: float, x: torch.Tensor) -> torch.Tensor:
+    """``c * x``, skipping the multiplication when ``c`` is exactly 1 (one op less per call,
+    which matters when a decode step is ~20 small ops per block)."""
+    return x if c == 1.0 else c * x
 
 
 class Transformer(nn.Module):
@@ -138,6 +152,9 @@ class Transformer(nn.Module):
         self.lm_head = (None if config.tie_embeddings
                         else nn.Linear(config.d_model, config.vocab_size, bias=False))
         init_weights(self, config, seed=seed)
+        self.wte.weight = _store_transposed(self.wte.weight)
+        if self.lm_head is not None:
+            self.lm_head.weight = _store_transposed(self.lm_head.weight)
 
     # -- the forward pass ---------------------------------------------------------------
     def embed(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -154,12 +171,11 @@ class Transformer(nn.Module):
         if self.ln_f is not None:
             x = self.ln_f(x)
         w = self.wte.weight if self.lm_head is None else self.lm_head.weight  # [vocab, d]
-        return F.linear(x, w)
+        return x @ w.t()  # w.t() is [d, vocab], contiguous (see _store_transposed)
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
-                cache: KVCache | None = None):
-        """Logits (B, T, vocab) for token ids ``idx`` (B, T), and the mean cross-entropy
-        against ``targets`` (B, T) when given (else None)."""
+    def hidden(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """The residual stream after the last block, (B, T, d), for token ids ``idx`` (B, T);
+        with a ``cache``, ``idx`` continues the cached positions and the cache is extended."""
         if idx.dim() != 2:
             raise ValueError(f"idx must have shape (batch, time), got {tuple(idx.shape)}")
         start = 0 if cache is None else cache.length
@@ -168,7 +184,13 @@ class Transformer(nn.Module):
             x = block(x, cache, i)
         if cache is not None:
             cache.length += idx.shape[1]
-        logits = self.head(x)                                                # (B, T, V)
+        return x
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
+                cache: KVCache | None = None):
+        """Logits (B, T, vocab) for token ids ``idx`` (B, T), and the mean cross-entropy
+        against ``targets`` (B, T) when given (else None)."""
+        logits = self.head(self.hidden(idx, cache))                          # (B, T, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
@@ -202,11 +224,22 @@ class Transformer(nn.Module):
         for _ in range(max_new_tokens):
             if cache is None:
                 step_input = torch.cat(out, dim=1)
-            logits, _ = self(step_input, cache=cache)
-            nxt = _pick(logits[:, -1, :], temperature, top_k, gen)         # (B, 1)
+            x = self.hidden(step_input, cache)                             # (B, T, d)
+            logits = self.head(x[:, -1, :])        # only the last position's logits: (B, V)
+            nxt = _pick(logits, temperature, top_k, gen)                   # (B, 1)
             out.append(nxt)
             step_input = nxt
         return torch.cat(out, dim=1)
+
+
+def _store_transposed(weight: nn.Parameter) -> nn.Parameter:
+    """The same ``[vocab, d]`` parameter (same values, shape and name), stored column-major.
+
+    ``weight.t()`` is then a contiguous ``[d, vocab]`` matrix, the layout in which ``x @ W``
+    streams fastest on a CPU; the embedding's row lookup works on either layout. Values are
+    copied exactly, so the init (drawn before) is untouched.
+    """
+    return nn.Parameter(weight.detach().t().contiguous().t(), requires_grad=weight.requires_grad)
 
 
 def _pick(logits: torch.Tensor, temperature: float, top_k: int | None, gen) -> torch.Tensor:
