@@ -91,10 +91,14 @@ def render_summaries(root: Path) -> str:
 
 
 def _task_text(nb, answer_index: int) -> str:
+    """The exercise's task: in the nearest markdown cell above the answer cell, the last
+    paragraph that starts with "**Exercise" (or the last paragraph, if none does)."""
     for j in range(answer_index - 1, -1, -1):
         cell = nb.cells[j]
         if cell.cell_type == "markdown":
-            para = cell.source.strip().split("\n\n")[0]
+            paras = [p for p in re.split(r"\n\s*\n", cell.source.strip()) if p.strip()]
+            tasks = [p for p in paras if re.match(r"\**\s*Exercise\b", p.strip())]
+            para = (tasks or paras or [""])[-1]
             return " ".join(para.split())
     return ""
 
