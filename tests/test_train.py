@@ -154,3 +154,16 @@ def test_bad_data_is_a_type_error():
         train(torch.nn.Linear(1, 1), [1, 2, 3], TrainConfig(steps=1))
     with pytest.raises(TypeError, match="TrainConfig"):
         train(torch.nn.Linear(1, 1), lambda g: None, {"steps": 1})
+
+
+def test_command_line_trains_and_reports(capsys):
+    """`python -m depthnotes.train` (used for chapter 5's 1,000-layer run) prints one line per
+    norm placement, in the format chapter 5 parses."""
+    from depthnotes.train import main
+
+    assert main(["--n-layer", "2", "--d-model", "16", "--d-ff", "32", "--context", "8",
+                 "--steps", "4", "--eval-every", "2", "--norm", "deepnorm", "post",
+                 "--threads", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [ln.split(":")[0] for ln in lines] == ["deepnorm L=2", "post L=2"]
+    assert all("eval loss by step {2: " in ln for ln in lines)
