@@ -11,9 +11,11 @@ resolves nothing but 127.0.0.1, so the browser has no network but the site. On e
 - every widget the page embeds is rendered by the site's own widget manager;
 - every exercise solution is hidden until its toggle is opened.
 
-Across the site: the "next" links walk through all pages in table-of-contents order, and the
-search page finds chapters. A screenshot of every page goes to ``_build/screenshots/`` for a
-person to look at.
+The same checks run again with every page opened from disk (``file://``), as a student who was
+handed the folder would open it. Across the site: the "next" links walk through all pages in
+table-of-contents order, and the search box finds chapters. A full-page screenshot of every page
+(and of each chapter's first opened solution) goes to ``_build/screenshots/`` for a person to
+look at, with ``report.json`` listing what each page held.
 
 The site is built by this test if it is missing or older than any of its sources (notebooks,
 ``book/``, ``depthnotes/``, the configuration, the recorded notebook timings): it runs the same
@@ -160,7 +162,8 @@ def browser_context(site):
             blocked: list[str] = []
 
             def route(r):
-                if urlparse(r.request.url).hostname == "127.0.0.1":
+                url = urlparse(r.request.url)
+                if url.hostname == "127.0.0.1" or url.scheme in {"file", "data", "blob"}:
                     r.continue_()
                 else:
                     blocked.append(r.request.url)
@@ -246,7 +249,7 @@ def _shot_name(rel: str) -> str:
     return rel.removesuffix(".html").replace("/", "__") + ".png"
 
 
-def _check_page(context, base: str, blocked: list[str], rel: str) -> dict:
+def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = True) -> dict:
     page = context.new_page()
     log = PageLog(page, blocked)
     problems: list[str] = []
@@ -281,8 +284,9 @@ def _check_page(context, base: str, blocked: list[str], rel: str) -> dict:
                 problems.append(f"only {widgets['rendered']} of {widgets['views']} widgets rendered")
         info["widgets"] = widgets["rendered"]
 
-        info["solutions"] = _check_solutions(page, rel, problems)
-        page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
+        info["solutions"] = _check_solutions(page, rel, problems, shots)
+        if shots:
+            page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
         problems += log.problems()
     finally:
         page.close()
@@ -290,7 +294,7 @@ def _check_page(context, base: str, blocked: list[str], rel: str) -> dict:
     return info
 
 
-def _check_solutions(page, rel: str, problems: list[str]) -> int:
+def _check_solutions(page, rel: str, problems: list[str], shots: bool = True) -> int:
     """Each cell whose code holds a solution is hidden at first and shown by its toggle."""
     cells = page.locator("div.cell:has(div.cell_input:has-text('BEGIN SOLUTION'))")
     n = cells.count()
@@ -311,7 +315,7 @@ def _check_solutions(page, rel: str, problems: list[str]) -> int:
         except Exception:  # noqa: BLE001
             problems.append(f"solution {i + 1} does not show when its toggle is clicked")
             continue
-        if i == 0:
+        if i == 0 and shots:
             source.scroll_into_view_if_needed()
             page.wait_for_timeout(600)   # let the toggle's fade-in finish
             page.screenshot(path=str(SHOTS / _shot_name(rel).replace(".png", "__solution.png")))
@@ -325,6 +329,20 @@ def page_reports(browser_context, site):
     reports = [_check_page(context, base, blocked, rel) for rel in site_pages(site)]
     (SHOTS / "report.json").write_text(json.dumps(reports, indent=1) + "\n")
     return reports
+
+
+def test_site_works_opened_as_a_folder(browser_context, site):
+    """The same checks with every page opened from disk (file://), as a student who was handed
+    the folder would: no server, no network."""
+    context, _, blocked = browser_context
+    base = site.resolve().as_uri() + "/"
+    bad = {}
+    for rel in site_pages(site):
+        report = _check_page(context, base, blocked, rel, shots=False)
+        if report["problems"]:
+            bad[rel] = report["problems"]
+    assert not bad, "pages with problems when opened from disk:\n" + "\n".join(
+        f"{page}:\n  " + "\n  ".join(problems) for page, problems in bad.items())
 
 
 def test_every_page_in_a_browser(page_reports):
