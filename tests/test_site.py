@@ -282,6 +282,10 @@ def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = 
             widgets = page.evaluate(_WIDGETS)
             if widgets["rendered"] < widgets["views"]:
                 problems.append(f"only {widgets['rendered']} of {widgets['views']} widgets rendered")
+            elif shots:
+                first = page.locator(".widget-subarea").first
+                first.scroll_into_view_if_needed()
+                first.screenshot(path=str(SHOTS / _shot_name(rel).replace(".png", "__widget.png")))
         info["widgets"] = widgets["rendered"]
 
         info["solutions"] = _check_solutions(page, rel, problems, shots)
