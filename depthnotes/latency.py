@@ -1,0 +1,459 @@
+"""How long one generated token takes on a CPU, and why (chapter 7).
+
+Decoding with a KV cache runs every block once per new token, one after the other, so the
+time per token should grow linearly with depth: ms/token = a + b*L. This module measures it
+honestly and returns plain data (dataclasses; plots live in the notebooks):
+
+* ``measure_latency`` / ``measure_many`` — per-token decode time (KV cache, batch 1 by
+  default, greedy, after warm-up) and prefill time, over several repeats, reported as median
+  and min-max. Several models are measured round-robin (repeat 1 of each, then repeat 2 of
+  each, ...), so a slow drift of the machine's load spreads over all of them instead of
+  biasing one. Each result records the thread count, the torch version and the CPU.
+* ``head_latency`` — the time of the parts that do not depend on depth: the token and
+  position lookup, the final norm and the output head. At GPT-2's vocabulary (50,257) and a
+  small width the head is many layers' worth of work and hides the depth effect.
+* ``memory_bandwidth`` and ``roofline_ms`` — decoding one token reads every weight once, so
+  it cannot be faster than (weight bytes read per token) / (memory bandwidth).
+* ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2.
+
+How a decode time is measured: ``model.generate(prompt, 1)`` runs the prompt (prefill) and
+picks one token; ``model.generate(prompt, 1 + n)`` does the same and then ``n`` decode steps.
+The difference of the two, divided by ``n``, is the time of one decode step, everything
+included (embedding, every block, the head, the argmax, the Python between them). The first
+of the two is reported as the prefill time.
+
+Run it from a shell: ``python -m depthnotes latency --help``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import torch
+
+from .config import ModelConfig
+from .model import Transformer
+from .params import count_params
+from .runtime import progress
+
+
+# -- plain data ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Timing:
+    """Repeated measurements of one quantity (milliseconds): median, min, max, all samples."""
+
+    median: float
+    min: float
+    max: float
+    samples: tuple[float, ...]
+
+    @classmethod
+    def of(cls, samples: Iterable[float]) -> "Timing":
+        s = tuple(float(v) for v in samples)
+        if not s:
+            raise ValueError("a Timing needs at least one sample")
+        return cls(statistics.median(s), min(s), max(s), s)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: how noisy the repeats were."""
+        return (self.max - self.min) / self.median if self.median > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    """What a timing depends on besides the model."""
+
+    cpu: str
+    threads: int
+    torch_version: str
+    python: str
+    load_average: float | None  # 1-minute load average when measured (None if unknown)
+
+
+@dataclass(frozen=True)
+class LatencyResult:
+    """One shape's decode and prefill timings (milliseconds)."""
+
+    n_layer: int
+    d_model: int
+    n_head: int
+    vocab_size: int
+    params: int               # all parameters
+    weight_bytes: int         # bytes of weights read to decode one token (see decode_weight_bytes)
+    batch: int
+    prompt_len: int
+    new_tokens: int
+    decode: Timing            # ms per decode step (one new token for each of `batch` sequences)
+    prefill: Timing           # ms to run the prompt and pick the first token
+    machine: MachineInfo
+
+    @property
+    def ms_per_token(self) -> float:
+        """Median ms per decode step (batch 1: per generated token)."""
+        return self.decode.median
+
+    def as_dict(self) -> dict:
+        """Flat plain numbers, for tables and JSON."""
+        d = asdict(self)
+        d["decode_ms"], d["decode_min"], d["decode_max"] = (
+            self.decode.median, self.decode.min, self.decode.max)
+        d["prefill_ms"] = self.prefill.median
+        d.update({f"machine_{k}": v for k, v in d.pop("machine").items()})
+        del d["decode"], d["prefill"]
+        return d
+
+
+@dataclass(frozen=True)
+class LatencyFit:
+    """ms/token = a + b * L, fitted by least squares; ``r2`` is the coefficient of
+    determination."""
+
+    a: float   # ms: what every token costs whatever the depth (embedding, head, overhead)
+    b: float   # ms per layer
+    r2: float
+
+    def predict(self, n_layer: float) -> float:
+        return self.a + self.b * n_layer
+
+
+# -- the machine --------------------------------------------------------------------------
+def cpu_name() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux), or what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_info() -> MachineInfo:
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        load = None
+    return MachineInfo(cpu=cpu_name(), threads=torch.get_num_threads(),
+                       torch_version=torch.__version__, python=platform.python_version(),
+                       load_average=load)
+
+
+@contextmanager
+def num_threads(threads: int | None):
+    """Run the body with torch's intra-op thread count set to ``threads`` (None: unchanged)."""
+    if threads is None:
+        yield
+        return
+    _check_int("threads", threads, 1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None = None) -> float:
+    """This machine's memory bandwidth in GB/s, from copying a large fp32 array.
+
+    A copy reads and writes every byte, so bytes moved = 2 x size (the convention of the
+    STREAM "copy" benchmark). The array should be much larger than the last-level cache.
+    Returns the best of ``repeats`` (the machine's capability, not its noise).
+    """
+    _check_int("megabytes", megabytes, 1)
+    _check_int("repeats", repeats, 1)
+    with num_threads(threads):
+        src = torch.ones(megabytes * 2**20 // 4)
+        dst = torch.empty_like(src)
+        dst.copy_(src)  # touch both arrays once
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            dst.copy_(src)
+            best = min(best, time.perf_counter() - t0)
+    return 2 * src.numel() * 4 / best / 1e9
+
+
+def decode_weight_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
+    """Bytes of weights one decode step reads: every block and the final norm, the whole
+    ``[vocab, d]`` head (tied or not), and one row each of the token and position tables."""
+    c = count_params(config)
+    head = config.vocab_size * config.d_model
+    lookups = 2 * config.d_model
+    return (c.non_embedding + head + lookups) * bytes_per_param
+
+
+def roofline_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
+    """The memory-bandwidth bound on one decode step, in ms: weight bytes / bandwidth."""
+    if not bandwidth_gbs > 0:
+        raise ValueError(f"bandwidth_gbs must be > 0, got {bandwidth_gbs!r}")
+    return decode_weight_bytes(config) / (bandwidth_gbs * 1e9) * 1e3
+
+
+# -- measuring ----------------------------------------------------------------------------
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def measure_many(models: Sequence[Transformer | ModelConfig], *, prompt_len: int = 16,
+                 new_tokens: int = 32, repeats: int = 5, warmup: int = 1, batch: int = 1,
+                 seed: int = 0, threads: int | None = None,
+                 desc: str | None = "latency") -> list[LatencyResult]:
+    """Decode and prefill timings of several models, measured round-robin.
+
+    ``models`` are ``Transformer``s or ``ModelConfig``s (built with ``seed``, random init: the
+    values of the weights do not change the time). Each model decodes ``new_tokens`` tokens
+    greedily after a random prompt of ``prompt_len`` tokens, ``batch`` sequences at once.
+    ``warmup`` untimed runs first; then ``repeats`` timed rounds over all models.
+    """
+    _check_int("prompt_len", prompt_len, 1)
+    _check_int("new_tokens", new_tokens, 1)
+    _check_int("repeats", repeats, 1)
+    _check_int("warmup", warmup, 0)
+    _check_int("batch", batch, 1)
+    if not models:
+        raise ValueError("models is empty: give at least one Transformer or ModelConfig")
+    built = []
+    for m in models:
+        if isinstance(m, ModelConfig):
+            m = Transformer(m, seed=seed)
+        elif not isinstance(m, Transformer):
+            raise TypeError(f"models must hold Transformer or ModelConfig, got {type(m).__name__}")
+        if prompt_len + new_tokens + 1 > m.config.context:
+            raise ValueError(f"prompt_len + new_tokens + 1 = {prompt_len + new_tokens + 1} exceeds "
+                             f"context={m.config.context} of {_shape(m.config)}")
+        built.append(m.eval())
+    gen = torch.Generator().manual_seed(seed)
+    prompts = [torch.randint(0, m.config.vocab_size, (batch, prompt_len), generator=gen)
+               for m in built]
+    prefill = [[] for _ in built]
+    decode = [[] for _ in built]
+    with num_threads(threads):
+        info = machine_info()
+        for m, p in zip(built, prompts):
+            for _ in range(warmup):
+                m.generate(p, 1 + new_tokens)
+        rounds = progress(range(repeats), total=repeats, desc=desc) if desc else range(repeats)
+        for _ in rounds:
+            for i, (m, p) in enumerate(zip(built, prompts)):
+                t_first = _timed(lambda: m.generate(p, 1))
+                t_all = _timed(lambda: m.generate(p, 1 + new_tokens))
+                prefill[i].append(t_first)
+                # a noisy round can make the difference negative; clamp so medians stay sane
+                decode[i].append(max(t_all - t_first, 0.0) / new_tokens)
+    return [LatencyResult(
+        n_layer=m.config.n_layer, d_model=m.config.d_model, n_head=m.config.n_head,
+        vocab_size=m.config.vocab_size, params=count_params(m.config).total,
+        weight_bytes=decode_weight_bytes(m.config), batch=batch, prompt_len=prompt_len,
+        new_tokens=new_tokens, decode=Timing.of(dec), prefill=Timing.of(pre), machine=info)
+        for m, dec, pre in zip(built, decode, prefill)]
+
+
+def measure_latency(model: Transformer | ModelConfig, **kw) -> LatencyResult:
+    """``measure_many`` for one model (same keyword arguments)."""
+    return measure_many([model], **kw)[0]
+
+
+@torch.inference_mode()
+def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: int = 5,
+                 batch: int = 1, seed: int = 0, threads: int | None = None) -> Timing:
+    """ms for the depth-independent part of one decode step: look up one token and its
+    position, apply the final norm (pre-norm) and the output head, take the argmax.
+
+    Subtract its median from a decode time to get the time spent in the blocks.
+    """
+    _check_int("calls", calls, 1)
+    _check_int("repeats", repeats, 1)
+    if isinstance(model, ModelConfig):
+        # only the embeddings and head matter here: build the model without blocks
+        model = Transformer(model.replace(n_layer=1), seed=seed)
+    idx = torch.zeros(batch, 1, dtype=torch.long)
+
+    def step():
+        x = model.embed(idx, start=0)[:, -1, :]
+        return model.head(x).argmax(dim=-1)
+
+    with num_threads(threads):
+        step()
+        samples = [_timed(lambda: [step() for _ in range(calls)]) / calls for _ in range(repeats)]
+    return Timing.of(samples)
+
+
+def fit_latency(n_layers: Sequence[float], ms: Sequence[float]) -> LatencyFit:
+    """Least-squares line ms = a + b * L through the points, and its R^2."""
+    xs, ys = [float(v) for v in n_layers], [float(v) for v in ms]
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError(f"need at least two (L, ms) points of equal count, got "
+                         f"{len(xs)} and {len(ys)}")
+    if len(set(xs)) < 2:
+        raise ValueError("need at least two different depths to fit a line")
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    a = my - b * mx
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return LatencyFit(a=a, b=b, r2=r2)
+
+
+# -- reporting ----------------------------------------------------------------------------
+def format_table(results: Sequence[LatencyResult], bandwidth_gbs: float | None = None,
+                 head: Sequence[Timing | None] | None = None) -> str:
+    """A plain-text table of results; with a bandwidth, each decode time next to its bound;
+    with head timings, the split of each decode step into head and blocks."""
+    cols = ["L", "d", "heads", "vocab", "params", "batch", "prompt",
+            "decode ms/step (min-max)", "prefill ms"]
+    if head is not None:
+        cols += ["head ms", "blocks ms"]
+    if bandwidth_gbs:
+        cols += ["bound ms", "x bound"]
+    rows = []
+    for i, r in enumerate(results):
+        row = [r.n_layer, r.d_model, r.n_head, r.vocab_size, f"{r.params / 1e6:.1f}M", r.batch,
+               r.prompt_len, f"{r.decode.median:.2f} ({r.decode.min:.2f}-{r.decode.max:.2f})",
+               f"{r.prefill.median:.1f}"]
+        if head is not None:
+            h = head[i]
+            row += ([f"{h.median:.2f}", f"{r.decode.median - h.median:.2f}"] if h else ["", ""])
+        if bandwidth_gbs:
+            bound = r.weight_bytes / (bandwidth_gbs * 1e9) * 1e3
+            row += [f"{bound:.2f}", f"{r.decode.median / bound:.2f}"]
+        rows.append([str(v) for v in row])
+    widths = [max(len(c), *(len(row[j]) for row in rows)) for j, c in enumerate(cols)]
+    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
+    out = [line(cols), line(["-" * w for w in widths])] + [line(row) for row in rows]
+    if results:
+        m = results[0].machine
+        out.append(f"torch {m.torch_version}, {m.threads} threads, {m.cpu}, "
+                   f"load average {m.load_average:.2f}" if m.load_average is not None else
+                   f"torch {m.torch_version}, {m.threads} threads, {m.cpu}")
+    if bandwidth_gbs:
+        out.append(f"memory bandwidth (copy, read+write): {bandwidth_gbs:.1f} GB/s; "
+                   f"bound = weight bytes read per token / bandwidth")
+    return "\n".join(out)
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _check_int(name: str, value, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+
+
+def _shape(c: ModelConfig) -> str:
+    return f"(n_layer={c.n_layer}, d_model={c.d_model}, n_head={c.n_head})"
+
+
+# -- the command line: python -m depthnotes latency ... ---------------------------------
+DESCRIPTION = """\
+Measure per-token decode latency (KV cache, greedy, random weights) of one or more model
+shapes on this machine, and print a table: decode ms per step (median and min-max over the
+repeats), prefill ms, and the memory-bandwidth bound of each shape.
+
+Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size, --context;
+--n-layer takes several depths, and one model is measured per depth (round-robin). With two
+or more depths the table ends with the fit ms/token = a + b*L.
+
+examples:
+  python -m depthnotes latency                                  # GPT-2 small
+  python -m depthnotes latency --preset mini --d-model 256 --n-head 4 --n-layer 2 8 32 --head
+  python -m depthnotes latency --n-layer 12 --threads 1 --batch 4
+"""
+
+
+def add_arguments(p) -> None:
+    """The ``latency`` command's options (used by ``python -m depthnotes``)."""
+    from .config import PRESETS
+
+    shape = p.add_argument_group("shape (start from a preset, then change fields)")
+    shape.add_argument("--preset", default="gpt2-small", choices=sorted(PRESETS),
+                       help="named shape to start from (default: gpt2-small)")
+    shape.add_argument("--n-layer", type=int, nargs="+", metavar="L",
+                       help="one or more depths to measure (default: the preset's)")
+    shape.add_argument("--d-model", type=int, metavar="D", help="width d (default: the preset's)")
+    shape.add_argument("--n-head", type=int, metavar="H",
+                       help="attention heads; must divide --d-model (default: the preset's)")
+    shape.add_argument("--vocab-size", type=int, metavar="V",
+                       help="vocabulary, i.e. rows of the output head (default: the preset's)")
+    shape.add_argument("--context", type=int, metavar="C",
+                       help="maximum positions; must hold prompt + new tokens + 1")
+    run = p.add_argument_group("how to measure")
+    run.add_argument("--prompt-len", type=int, default=16, metavar="N",
+                     help="prompt tokens run before decoding (default: 16)")
+    run.add_argument("--new-tokens", type=int, default=32, metavar="N",
+                     help="decode steps timed per repeat (default: 32)")
+    run.add_argument("--repeats", type=int, default=5, metavar="N",
+                     help="timed repeats; the table shows their median and min-max (default: 5)")
+    run.add_argument("--warmup", type=int, default=1, metavar="N",
+                     help="untimed runs before the repeats (default: 1)")
+    run.add_argument("--batch", type=int, default=1, metavar="B",
+                     help="sequences decoded at once (default: 1)")
+    run.add_argument("--threads", type=int, default=None, metavar="T",
+                     help="torch intra-op threads (default: torch's current setting)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random weights and prompt")
+    out = p.add_argument_group("what to report")
+    out.add_argument("--head", action="store_true",
+                     help="also time the depth-independent part (embedding lookup, final norm, "
+                          "output head) and split each decode step into head and blocks")
+    out.add_argument("--no-bandwidth", action="store_true",
+                     help="skip measuring memory bandwidth and the bound column")
+    out.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+
+
+def run(args, parser) -> int:
+    """Run the ``latency`` command; bad shapes or options exit with a message (status 2)."""
+    import json
+
+    from .config import ModelConfig
+
+    overrides = {k: getattr(args, k) for k in ("d_model", "n_head", "vocab_size", "context")
+                 if getattr(args, k) is not None}
+    for opt, minimum in (("prompt_len", 1), ("new_tokens", 1), ("repeats", 1), ("batch", 1),
+                         ("warmup", 0), ("threads", 1)):
+        value = getattr(args, opt)
+        if value is not None and value < minimum:
+            parser.error(f"--{opt.replace('_', '-')} must be >= {minimum}, got {value}")
+    try:
+        base = ModelConfig.preset(args.preset, **overrides)
+        depths = args.n_layer or [base.n_layer]
+        configs = [base.replace(n_layer=L) for L in depths]
+    except (ValueError, TypeError) as e:  # the config names the field and what it may be
+        parser.error(f"bad shape: {e}")
+    need = args.prompt_len + args.new_tokens + 1
+    if need > base.context:
+        parser.error(f"--prompt-len + --new-tokens + 1 = {need} exceeds the context of "
+                     f"{base.context} positions; lower them or raise --context")
+    with num_threads(args.threads):
+        results = measure_many(configs, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
+                               repeats=args.repeats, warmup=args.warmup, batch=args.batch,
+                               seed=args.seed, desc=None)
+        heads = ([head_latency(c, batch=args.batch, seed=args.seed) for c in configs]
+                 if args.head else None)
+        bw = None if args.no_bandwidth else memory_bandwidth()
+    print(format_table(results, bw, heads))
+    if len(set(depths)) >= 2:
+        fit = fit_latency(depths, [r.decode.median for r in results])
+        print(f"fit: ms/token = {fit.a:.2f} + {fit.b:.3f} * L   (R^2 = {fit.r2:.3f})")
+        if heads:
+            blocks = [r.decode.median - h.median for r, h in zip(results, heads)]
+            f2 = fit_latency(depths, blocks)
+            print(f"fit without the head: ms/token = {f2.a:.2f} + {f2.b:.3f} * L   "
+                  f"(R^2 = {f2.r2:.3f})")
+    if args.json:
+        payload = {"results": [r.as_dict() for r in results], "bandwidth_gbs": bw,
+                   "head_ms": [h.median for h in heads] if heads else None}
+        with open(args.json, "w") as f:
+            json.dump(payload, f, indent=1)
+    return 0

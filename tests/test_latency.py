@@ -1,0 +1,207 @@
+"""The latency bench (depthnotes.latency), its command line, and the model's decode layout."""
+
+import json
+
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer, count_params
+from depthnotes.__main__ import main as cli_main
+from depthnotes.latency import (LatencyFit, Timing, decode_weight_bytes, fit_latency,
+                                format_table, head_latency, machine_info, measure_latency,
+                                measure_many, memory_bandwidth, num_threads, roofline_ms)
+
+TINY = dict(n_layer=2, d_model=32, n_head=4, vocab_size=64, context=64)
+
+
+def cfg(**kw):
+    return ModelConfig(**{**TINY, **kw})
+
+
+# -- plain data and arithmetic ------------------------------------------------------------
+def test_timing_summarises_samples():
+    t = Timing.of([3.0, 1.0, 2.0, 10.0])
+    assert (t.median, t.min, t.max) == (2.5, 1.0, 10.0)
+    assert t.samples == (3.0, 1.0, 2.0, 10.0)
+    assert t.spread == pytest.approx(9.0 / 2.5)
+    with pytest.raises(ValueError, match="at least one"):
+        Timing.of([])
+
+
+def test_fit_recovers_a_line_and_r2():
+    fit = fit_latency([1, 2, 4, 8], [3.0 + 0.5 * L for L in (1, 2, 4, 8)])
+    assert isinstance(fit, LatencyFit)
+    assert fit.a == pytest.approx(3.0) and fit.b == pytest.approx(0.5)
+    assert fit.r2 == pytest.approx(1.0)
+    assert fit.predict(96) == pytest.approx(51.0)
+    noisy = fit_latency([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0])
+    assert 0 < noisy.r2 < 1
+
+
+def test_fit_rejects_too_few_points():
+    with pytest.raises(ValueError, match="at least two"):
+        fit_latency([1], [2.0])
+    with pytest.raises(ValueError, match="different depths"):
+        fit_latency([4, 4], [1.0, 2.0])
+    with pytest.raises(ValueError, match="equal count"):
+        fit_latency([1, 2, 3], [1.0, 2.0])
+
+
+def test_weight_bytes_of_gpt2_small():
+    c = ModelConfig.preset("gpt2-small")
+    expected = (count_params(c).non_embedding + 50257 * 768 + 2 * 768) * 4
+    assert decode_weight_bytes(c) == expected
+    assert 490e6 < expected < 500e6  # ~495 MB: blocks 340 MB + head 154 MB
+    # an untied head reads its own matrix instead of the embedding's: the same bytes
+    assert decode_weight_bytes(c.replace(tie_embeddings=False)) == expected
+    assert roofline_ms(c, 25.0) == pytest.approx(expected / 25e9 * 1e3)
+    with pytest.raises(ValueError, match="bandwidth"):
+        roofline_ms(c, 0.0)
+
+
+def test_memory_bandwidth_is_a_positive_rate():
+    bw = memory_bandwidth(megabytes=8, repeats=2)
+    assert 0.1 < bw < 10_000  # GB/s
+    with pytest.raises(ValueError, match="megabytes"):
+        memory_bandwidth(megabytes=0)
+
+
+def test_num_threads_restores_the_setting():
+    before = torch.get_num_threads()
+    with num_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        with num_threads(0):
+            pass
+
+
+# -- measuring ----------------------------------------------------------------------------
+def test_measure_many_returns_one_result_per_model():
+    models = [cfg(n_layer=1), Transformer(cfg(n_layer=3), seed=1)]
+    res = measure_many(models, prompt_len=4, new_tokens=3, repeats=2, warmup=0, desc=None)
+    assert [r.n_layer for r in res] == [1, 3]
+    for r in res:
+        assert len(r.decode.samples) == 2 and r.decode.median >= 0 and r.prefill.median > 0
+        assert r.weight_bytes == decode_weight_bytes(cfg(n_layer=r.n_layer))
+        assert r.machine.threads == torch.get_num_threads()
+        assert r.machine.torch_version == torch.__version__
+        d = r.as_dict()
+        assert d["decode_ms"] == r.decode.median and "machine_cpu" in d
+        json.dumps(d)  # plain data
+    table = format_table(res, bandwidth_gbs=20.0, head=[None, None])
+    assert "bound ms" in table and "torch" in table
+
+
+def test_measure_latency_with_threads_and_batch():
+    r = measure_latency(cfg(), prompt_len=3, new_tokens=2, repeats=1, warmup=0, batch=2,
+                        threads=1, desc=None)
+    assert r.batch == 2 and r.machine.threads == 1
+
+
+def test_measure_rejects_bad_input():
+    with pytest.raises(ValueError, match="context=64"):
+        measure_latency(cfg(), prompt_len=40, new_tokens=30, repeats=1, desc=None)
+    with pytest.raises(ValueError, match="repeats"):
+        measure_latency(cfg(), repeats=0)
+    with pytest.raises(TypeError, match="new_tokens"):
+        measure_latency(cfg(), new_tokens=2.5)
+    with pytest.raises(TypeError, match="Transformer or ModelConfig"):
+        measure_many([{"n_layer": 2}])
+    with pytest.raises(ValueError, match="empty"):
+        measure_many([])
+
+
+def test_head_latency_is_a_timing():
+    t = head_latency(cfg(vocab_size=1000), calls=3, repeats=2)
+    assert isinstance(t, Timing) and t.median > 0 and len(t.samples) == 2
+
+
+def test_deeper_is_slower_per_token():
+    """C16 (smoke test): at a fixed width, 24 blocks take longer per token than 1."""
+    shallow, deep = measure_many([cfg(n_layer=1, d_model=64), cfg(n_layer=24, d_model=64)],
+                                 prompt_len=4, new_tokens=8, repeats=3, threads=1, desc=None)
+    assert deep.decode.median > shallow.decode.median
+
+
+def test_machine_info_names_the_cpu():
+    m = machine_info()
+    assert m.cpu and m.threads >= 1 and m.python
+
+
+# -- the model's decode layout --------------------------------------------------------------
+@pytest.mark.parametrize("tie", [True, False])
+def test_head_matrix_is_stored_column_major_and_stays_tied(tie):
+    model = Transformer(cfg(tie_embeddings=tie), seed=0)
+    w = model.wte.weight if tie else model.lm_head.weight
+    assert w.shape == (64, 32)            # GPT-2's [vocab, d] name and shape
+    assert w.t().is_contiguous()          # stored [d, vocab]: the fast x @ W layout
+    assert (model.lm_head is None) == tie
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    idx = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
+    _, loss = model(idx, targets=idx)
+    loss.backward()
+    opt.step()
+    w = model.wte.weight if tie else model.lm_head.weight
+    assert w.t().is_contiguous()          # training keeps the layout
+    x = torch.randn(1, 1, 32)
+    ref = torch.nn.functional.linear(model.ln_f(x), w)
+    assert torch.allclose(model.head(x), ref, atol=1e-6)
+
+
+def test_generate_picks_the_argmax_of_the_full_forward():
+    model = Transformer(cfg(), seed=2).eval()
+    prompt = torch.randint(0, 64, (2, 9), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        logits, _ = model(prompt)
+    first = model.generate(prompt, 1)[:, -1]
+    assert torch.equal(first, logits[:, -1].argmax(-1))
+
+
+def test_layout_change_keeps_the_seeded_init():
+    a, b = Transformer(cfg(), seed=5), Transformer(cfg(), seed=5)
+    assert torch.equal(a.wte.weight, b.wte.weight)
+    g = torch.Generator().manual_seed(5)
+    expected = torch.empty(64, 32).normal_(0.0, 0.02, generator=g)  # wte is drawn first
+    assert torch.equal(a.wte.weight, expected)
+
+
+# -- the command line ---------------------------------------------------------------------
+def test_cli_prints_a_table_and_a_fit(capsys, tmp_path):
+    out_json = tmp_path / "r.json"
+    code = cli_main(["latency", "--preset", "tiny", "--n-layer", "1", "2", "--repeats", "1",
+                     "--new-tokens", "2", "--prompt-len", "3", "--warmup", "0", "--head",
+                     "--threads", "1", "--json", str(out_json)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "decode ms/step" in out and "bound ms" in out and "blocks ms" in out
+    assert "fit: ms/token" in out and "fit without the head" in out
+    data = json.loads(out_json.read_text())
+    assert [r["n_layer"] for r in data["results"]] == [1, 2] and data["bandwidth_gbs"] > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--d-model", "100"], "d_model=100 must be divisible by n_head=12"),
+    (["--n-layer", "0"], "n_layer must be a positive int"),
+    (["--prompt-len", "0"], "--prompt-len must be >= 1"),
+    (["--context", "20"], "exceeds the context of 20"),
+    (["--threads", "0"], "--threads must be >= 1"),
+    (["--preset", "nope"], "invalid choice"),
+])
+def test_cli_bad_shapes_are_clear_errors(capsys, argv, message):
+    with pytest.raises(SystemExit) as e:
+        cli_main(["latency", *argv])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "python -m depthnotes latency" in err
+
+
+def test_cli_help_explains_each_option(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli_main(["latency", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for opt in ("--n-layer", "--d-model", "--n-head", "--vocab-size", "--prompt-len",
+                "--new-tokens", "--repeats", "--warmup", "--batch", "--threads", "--head",
+                "--no-bandwidth", "--json"):
+        assert opt in out
