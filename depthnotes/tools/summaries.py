@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-_GLUE = re.compile(r"(\{glue(?::\w+)?\}`)([^`]+)(`)")
+_GLUE = re.compile(r"(\{glue(?::\w*)?\}`)([^`]+)(`)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _CHECK_FN = re.compile(r"\b(check_\w+)\s*\(")
 

@@ -1,0 +1,206 @@
+"""The generated pages and the build's helpers: claims table, status table, summaries, API
+listing, the docstring fallback, offline-asset unpacking and the staleness check."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from depthnotes.tools import api_page, build, claims, status, summaries
+from depthnotes.tools.sphinx_site import docstring_problems, verbatim_if_invalid
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _book(tmp_path: Path, cells: list, name: str = "01_toy") -> Path:
+    """A minimal book: a _toc.yml listing one notebook with ``cells``."""
+    (tmp_path / "notebooks").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    nbformat.write(nb, tmp_path / "notebooks" / f"{name}.ipynb")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: Chapters\n    chapters:\n"
+        f"      - file: notebooks/{name}\n#     - file: notebooks/02_missing\n")
+    return tmp_path
+
+
+def _claim_cells(cid: str, line: str, label: bool = True) -> list:
+    md = (f"({'claim-' + cid.lower()})=\n" if label else "") + f"### Check {cid}: something"
+    code = nbformat.v4.new_code_cell(f"# Claim {cid}: something\nassert True\nprint({line!r})")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+    return [nbformat.v4.new_markdown_cell(md), code]
+
+
+# ---------------------------------------------------------------- claims
+
+def test_claims_are_read_from_check_cells(tmp_path):
+    root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")]
+                 + _claim_cells("C1", "Claim C1 — reproduced: 12.0 d^2 per block")
+                 + _claim_cells("C2", "Claim C2 — reproduced: slope 1.00 in L")
+                 + [nbformat.v4.new_code_cell("# Claim C2 (second piece)")])
+    root_nb = root / "notebooks" / "01_toy.ipynb"
+    nb = nbformat.read(root_nb, as_version=4)
+    nb.cells[-1].outputs = [nbformat.v4.new_output(
+        "stream", name="stdout", text="Claim C2 — reproduced with caveats: slope 2.1 in d\n")]
+    nbformat.write(nb, root_nb)
+    found = claims.collect_claims(root)
+    assert set(found) == {"C1", "C2"}
+    assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
+    assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
+    table = claims.render_claims_table(root)
+    assert table.count("\n| C") == len(claims.CLAIMS) == 17      # every claim has a row
+    assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
+    assert "**1** reproduced, **1** reproduced with caveats" in table
+
+
+@pytest.mark.parametrize("line, label, message", [
+    ("Claim C1 — works: fine", True, "verdict"),
+    ("Claim C1: reproduced", True, "verdict"),
+    ("Claim C99 — reproduced: x", True, "unknown claim"),
+    ("Claim C1 — reproduced: x", False, "no markdown label"),
+])
+def test_malformed_claim_cells_are_named(tmp_path, line, label, message):
+    root = _book(tmp_path, _claim_cells("C1", line, label=label))
+    with pytest.raises(claims.ClaimFormatError, match=message):
+        claims.collect_claims(root)
+
+
+def test_a_claim_cell_without_output_is_an_error(tmp_path):
+    cells = _claim_cells("C1", "Claim C1 — reproduced: x")
+    cells[1].outputs = []
+    root = _book(tmp_path, cells)
+    with pytest.raises(claims.ClaimFormatError, match="no line"):
+        claims.collect_claims(root)
+
+
+def test_only_notebooks_in_the_toc_count(tmp_path):
+    root = _book(tmp_path, [])
+    assert [p.name for p in claims.toc_notebooks(root)] == ["01_toy.ipynb"]
+
+
+def test_the_books_claims_parse():
+    """Every claim line the book's chapters print follows the format."""
+    found = claims.collect_claims(ROOT)
+    assert all(r.verdict in claims.VERDICTS for r in found.values())
+
+
+# ---------------------------------------------------------------- status
+
+def test_status_page_reads_the_recorded_runs(tmp_path):
+    root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy chapter")])
+    assert "not run by the tests on this machine yet" in status.render_status(root)
+    runs = root / status.RUNS_FILE
+    runs.parent.mkdir(parents=True)
+    runs.write_text(json.dumps({"01_toy.ipynb": {
+        "seconds": 12.34, "cells": 7, "failed": 0, "checked_at": "2026-01-01 10:00 UTC",
+        "machine": "x86_64, 2 CPU cores", "versions": {"torch": "2.13.0+cpu"}}}))
+    page = status.render_status(root)
+    assert "| 12.3 s | 7 |" in page and "1. Toy chapter" in page and "2.13.0+cpu" in page
+    assert "mathjax" in page                                  # the offline scripts' pins
+
+
+def test_versions_lists_the_packages():
+    v = status.versions()
+    assert v["python"].count(".") == 2 and "torch" in v and "nbval" in v
+
+
+# ---------------------------------------------------------------- summaries and API
+
+def test_glue_roles_are_pointed_at_their_chapter():
+    nb = Path("notebooks/02_x.ipynb")
+    text = "a {glue:text}`n:,` b {glue:}`fig` c {glue:text}`m` d {glue:text}`/o.ipynb::k:.1f`"
+    out = summaries.relocate_glue(text, nb)
+    assert "{glue:text}`/notebooks/02_x.ipynb::n:,`" in out
+    assert "{glue:}`/notebooks/02_x.ipynb::fig`" in out
+    assert "{glue:text}`/notebooks/02_x.ipynb::m:s`" in out        # format added: see docstring
+    assert "{glue:text}`/o.ipynb::k:.1f`" in out                   # already pointed: unchanged
+
+
+def test_summary_section_is_extracted():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 1. T\n\ntext"),
+                nbformat.v4.new_markdown_cell("more\n\n## Summary\n\n- one\n- two\n\n### Detail\n"
+                                              "x\n\n## Exercises\n\n**Exercise 1.1.** Do it."),
+                nbformat.v4.new_code_cell("### BEGIN SOLUTION\na = 1\n### END SOLUTION")]
+    assert summaries.chapter_summary(nb) == "- one\n- two\n\n### Detail\nx"
+    assert summaries._task_text(nb, 2) == "**Exercise 1.1.** Do it."
+
+
+def test_api_page_lists_every_module():
+    modules = api_page.public_modules(ROOT)
+    assert "depthnotes.model" in modules and "depthnotes.params" in modules
+    assert not any(m.startswith("depthnotes.tools") for m in modules)
+    page = api_page.render_api(ROOT)
+    assert all(f".. automodule:: {m}" in page for m in modules)
+
+
+def test_docstrings_that_are_not_rest_become_literal_blocks():
+    good = ["Exact counts, from a config alone (``count_params``)."]
+    assert verbatim_if_invalid(good) == good
+    bad = ["A table:", "  a   b", "    c   d", "e"]
+    assert docstring_problems("\n".join(bad))
+    out = verbatim_if_invalid(bad)
+    assert out[0] == "::" and out[2] == "    A table:"
+    assert not docstring_problems("\n".join(out))
+
+
+# ---------------------------------------------------------------- build helpers
+
+def _tarball(tmp_path: Path, files: dict[str, bytes]) -> Path:
+    path = tmp_path / "pkg.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_unpack_copies_the_named_files_and_skips_the_rest(tmp_path):
+    tgz = _tarball(tmp_path, {"package/es5/a.js": b"a", "package/es5/big.js": b"b",
+                              "package/es5/x/y.woff": b"y", "package/LICENSE": b"L",
+                              "package/other.txt": b"o"})
+    asset = build.NpmAsset("demo", "1.0.0", build._integrity(tgz),
+                           copy=(("package/es5", "demo"), ("package/LICENSE", "demo/LICENSE")),
+                           skip=("big.js",))
+    out = tmp_path / "out"
+    assert build._unpack(asset, tgz, out) == 3
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == \
+        ["demo/LICENSE", "demo/a.js", "demo/x/y.woff"]
+
+
+def test_a_cached_tarball_is_used_only_if_its_integrity_matches(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    tgz = _tarball(cache, {"package/a": b"a"})
+    asset = build.NpmAsset("demo", "1.0.0", build._integrity(tgz), copy=())
+    assert build._npm_pack(asset, cache) == tgz            # no npm call: found by its hash
+
+
+def test_pins_are_exact_versions_with_sha512():
+    for asset in build.NPM_ASSETS:
+        assert asset.version.count(".") == 2 and asset.version.replace(".", "").isdigit()
+        assert asset.integrity.startswith("sha512-") and len(asset.integrity) == 95
+
+
+def test_site_is_stale_when_a_source_is_newer(tmp_path):
+    root = _book(tmp_path, [])
+    (root / "_config.yml").write_text("title: t\n")
+    assert build.site_is_stale(root)                          # never built
+    (root / "_build" / "html").mkdir(parents=True)
+    (root / "_build" / "html" / "index.html").write_text("x")
+    stamp = root / "_build" / build.STAMP_NAME
+    stamp.write_text("1.0\n")
+    past = time.time() - 100
+    for f in build.site_sources(root):
+        os.utime(f, (past, past))
+    assert not build.site_is_stale(root)
+    (root / "notebooks" / "01_toy.ipynb").touch()
+    assert build.site_is_stale(root)
