@@ -413,3 +413,28 @@ def test_search_finds_chapters(browser_context, site):
     page.close()
     assert any("01_parameter_math" in (h or "") for h in hrefs), hrefs
     assert not log.problems(), log.problems()
+
+
+def test_claims_page_links_reach_their_checks(browser_context, site):
+    """Each claim's link on the claims page lands on the check for that claim in its chapter."""
+    context, base, blocked = browser_context
+    page = context.new_page()
+    log = PageLog(page, blocked)
+    page.goto(base + "book/claims.html", wait_until="load")
+    links = page.eval_on_selector_all(
+        "article table a.reference.internal",
+        "links => links.map(a => [a.textContent.trim(), a.href])")
+    assert links, "the claims page links to no check"
+    missing = []
+    for claim, href in links:
+        page.goto(href, wait_until="load")
+        anchor = href.split("#", 1)[1]
+        # Sphinx puts a label's id on an empty span at the top of the labelled section.
+        text = page.evaluate("id => { const el = document.getElementById(id);"
+                             " const sec = el && (el.closest('section') || el.parentElement);"
+                             " return sec ? sec.innerText : null; }", anchor)
+        if text is None or f"Check {claim}" not in text or f"Claim {claim}" not in text:
+            missing.append(f"{claim}: {href}")
+    page.close()
+    assert not missing, "claim links that miss their check:\n" + "\n".join(missing)
+    assert not log.problems(), log.problems()
