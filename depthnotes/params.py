@@ -108,3 +108,98 @@ def count_params(config: ModelConfig) -> ParamCount:
 def approx_non_embedding(n_layer: int, d_model: int) -> int:
     """The rule of thumb: 12 * L * d^2 (4d^2 attention + 8d^2 FFN per block)."""
     return 12 * n_layer * d_model * d_model
+
+
+# -- shapes for a fixed budget (chapter 6) ----------------------------------------------------
+@dataclass(frozen=True)
+class BudgetShape:
+    """One (L, d) whose exact non-embedding count sits near a budget P."""
+
+    n_layer: int
+    d_model: int
+    n_head: int
+    non_embedding: int   # exact, from count_params
+    budget: int          # the P it was chosen for
+    config: ModelConfig  # the full config (the base config with this shape)
+
+    @property
+    def aspect_ratio(self) -> float:
+        """Width over depth, d/L."""
+        return self.d_model / self.n_layer
+
+    @property
+    def rel_error(self) -> float:
+        """(non_embedding - P) / P: how far from the budget this shape lands."""
+        return (self.non_embedding - self.budget) / self.budget
+
+
+def shapes_for_budget(budget: int, base: ModelConfig, *, tolerance: float = 0.1,
+                      n_layers=None, head_dim: int | None = None,
+                      d_multiple: int | None = None) -> list[BudgetShape]:
+    """Every depth's best width for a non-embedding budget P: the fixed-P family of chapter 6.
+
+    For each L in ``n_layers`` (default 1, 2, ... until even the narrowest allowed width
+    overshoots P), pick the width d, a multiple of ``d_multiple``, whose exact
+    ``count_params(...).non_embedding`` is closest to ``budget``, and keep it only if it lies
+    within ``tolerance`` (relative) of P. Everything else (vocab, context, norm, bias, d_ff
+    rule, init) comes from ``base``.
+
+    Heads: with ``head_dim`` set, n_head = d / head_dim and d must be a multiple of it (the
+    default ``d_multiple`` is then ``head_dim``); without it, ``base.n_head`` is kept and d
+    must be a multiple of it (default ``d_multiple`` = ``base.n_head``). ``d_ff`` follows
+    4*d when ``base`` uses the default, else stays fixed.
+
+    Returns the shapes sorted by L (so by increasing depth, decreasing d/L).
+    """
+    if not isinstance(base, ModelConfig):
+        raise TypeError(f"base must be a ModelConfig, got {type(base).__name__}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget must be a positive int (non-embedding parameters), "
+                         f"got {budget!r}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) \
+            or not 0 < tolerance < 1:
+        raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
+    if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
+                                 or head_dim < 1):
+        raise ValueError(f"head_dim must be a positive int or None, got {head_dim!r}")
+    step = d_multiple if d_multiple is not None else (head_dim or base.n_head)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"d_multiple must be a positive int or None, got {d_multiple!r}")
+    need = head_dim or base.n_head
+    if step % need != 0:
+        raise ValueError(f"d_multiple={step} must be a multiple of "
+                         f"{'head_dim' if head_dim else 'base.n_head'}={need}")
+    keep_ff = base.d_ff != 4 * base.d_model
+
+    def shape(L: int, d: int) -> ModelConfig:
+        n_head = d // head_dim if head_dim else base.n_head
+        changes = dict(n_layer=L, d_model=d, n_head=n_head)
+        changes["d_ff"] = base.d_ff if keep_ff else 4 * d
+        return base.replace(**changes)
+
+    def count(L: int, d: int) -> int:
+        return count_params(shape(L, d)).non_embedding
+
+    if n_layers is None:
+        depths, L = [], 1
+        while count(L, step) <= budget * (1 + tolerance):
+            depths.append(L)
+            L += 1
+    else:
+        depths = list(n_layers)
+        for L in depths:
+            if isinstance(L, bool) or not isinstance(L, int) or L < 1:
+                raise ValueError(f"n_layers must hold positive ints, got {L!r}")
+    out = []
+    for L in sorted(set(depths)):
+        # non_embedding grows monotonically in d: walk up to the first width past P.
+        d = step
+        while count(L, d) < budget:
+            d += step
+        best = min((c for c in (d - step, d) if c >= step),
+                   key=lambda c: abs(count(L, c) - budget))
+        n = count(L, best)
+        if abs(n - budget) <= tolerance * budget:
+            cfg = shape(L, best)
+            out.append(BudgetShape(L, best, cfg.n_head, n, budget, cfg))
+    return out

@@ -1,0 +1,87 @@
+"""shapes_for_budget: the fixed-parameter family of chapter 6 (claims C14, C15)."""
+
+import pytest
+
+from depthnotes import ModelConfig, count_params
+from depthnotes.params import BudgetShape, shapes_for_budget
+
+BASE = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=94, context=64)
+
+
+def test_every_shape_is_within_tolerance_and_counted_exactly():
+    """C14: each shape's exact non-embedding count is within the stated tolerance of P."""
+    P, tol = 200_000, 0.08
+    shapes = shapes_for_budget(P, BASE, tolerance=tol, head_dim=8)
+    assert len(shapes) >= 5
+    for s in shapes:
+        assert isinstance(s, BudgetShape)
+        assert abs(s.non_embedding - P) <= tol * P
+        assert s.non_embedding == count_params(s.config).non_embedding
+        assert s.config.n_layer == s.n_layer and s.config.d_model == s.d_model
+        assert s.d_model % 8 == 0 and s.n_head == s.d_model // 8
+        assert s.config.d_ff == 4 * s.d_model
+        assert s.aspect_ratio == s.d_model / s.n_layer
+        assert s.rel_error == pytest.approx((s.non_embedding - P) / P)
+    depths = [s.n_layer for s in shapes]
+    assert depths == sorted(depths)
+    ratios = [s.aspect_ratio for s in shapes]
+    assert ratios == sorted(ratios, reverse=True)  # deeper means narrower at fixed P
+
+
+def test_width_is_the_best_multiple_for_each_depth():
+    """No other allowed width for that depth lands closer to P."""
+    P = 150_000
+    for s in shapes_for_budget(P, BASE, n_layers=[1, 2, 3, 6], tolerance=0.2, d_multiple=8,
+                               head_dim=8):
+        for other in (s.d_model - 8, s.d_model + 8):
+            if other < 8:
+                continue
+            cfg = s.config.replace(d_model=other, n_head=other // 8)
+            assert abs(count_params(cfg).non_embedding - P) >= abs(s.non_embedding - P)
+
+
+def test_gpt2_small_is_in_the_family_of_its_own_budget():
+    """C15: GPT-2 small (L=12, d=768, d/L=64) is the 12-layer member of its own budget."""
+    base = ModelConfig.preset("gpt2-small")
+    P = count_params(base).non_embedding
+    shapes = shapes_for_budget(P, base, n_layers=[3, 12, 48], tolerance=0.01, head_dim=64)
+    by_L = {s.n_layer: s for s in shapes}
+    assert by_L[12].d_model == 768 and by_L[12].non_embedding == P
+    assert by_L[12].aspect_ratio == 64
+    assert by_L[3].d_model == 1536 and by_L[48].d_model == 384  # 12·L·d² is constant
+
+
+def test_fixed_n_head_and_fixed_d_ff():
+    base = BASE.replace(n_head=2, d_ff=96)
+    for s in shapes_for_budget(60_000, base, n_layers=[1, 2, 4], tolerance=0.2):
+        assert s.n_head == 2 and s.d_model % 2 == 0 and s.config.d_ff == 96
+
+
+def test_default_depths_stop_when_the_narrowest_width_overshoots():
+    shapes = shapes_for_budget(20_000, BASE, tolerance=0.1, head_dim=16)
+    narrowest = count_params(BASE.replace(n_layer=shapes[-1].n_layer + 1, d_model=16,
+                                          n_head=1)).non_embedding
+    assert narrowest > 20_000 * 1.1
+
+
+def test_an_impossible_tolerance_gives_no_shape_rather_than_a_wrong_one():
+    assert shapes_for_budget(1_000, BASE, n_layers=[1], tolerance=0.01, head_dim=64) == []
+
+
+@pytest.mark.parametrize("kwargs, err", [
+    (dict(budget=0), ValueError), (dict(budget=10.5), ValueError),
+    (dict(tolerance=0), ValueError), (dict(tolerance=1.5), ValueError),
+    (dict(head_dim=0), ValueError), (dict(n_layers=[0]), ValueError),
+    (dict(d_multiple=6), ValueError),  # not a multiple of base.n_head = 4
+])
+def test_bad_arguments(kwargs, err):
+    args = dict(budget=50_000, base=BASE)
+    args.update(kwargs)
+    budget = args.pop("budget")
+    with pytest.raises(err):
+        shapes_for_budget(budget, **args)
+
+
+def test_base_must_be_a_config():
+    with pytest.raises(TypeError, match="ModelConfig"):
+        shapes_for_budget(50_000, {"n_layer": 1})

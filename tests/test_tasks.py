@@ -1,0 +1,131 @@
+"""The k-hop pointer-chasing task of chapter 3 (claim C5): correct answers, seeded, validated."""
+
+import pytest
+import torch
+
+from depthnotes import ModelConfig
+from depthnotes.tasks import IGNORE, PointerChasing, follow_pointers, query_accuracy, train_on_task
+
+
+def decode(task, idx, targets):
+    """Read a batch back by hand: the table, the queries' (k, x) and their targets."""
+    n = task.n_nodes
+    table = idx[:, :n]
+    q = idx[:, n + 1:] - (n + 1)
+    return table, q // n + 1, q % n, targets[:, n + 1:]
+
+
+def test_shapes_and_vocabulary():
+    task = PointerChasing(max_hops=3, n_nodes=8, n_queries=5)
+    idx, targets = task.batch(4, seed=0)
+    assert idx.shape == targets.shape == (4, task.seq_len) == (4, 8 + 1 + 5)
+    assert idx.dtype == targets.dtype == torch.long
+    assert int(idx.min()) >= 0 and int(idx.max()) < task.vocab_size == 8 + 1 + 3 * 8
+    assert (idx[:, 8] == task.sep).all()
+    assert (targets[:, :9] == IGNORE).all() and (targets[:, 9:] >= 0).all()
+
+
+def test_table_is_a_permutation_and_answers_follow_k_pointers():
+    """C5: each target is f^k(x), computed independently here by walking the table in Python."""
+    task = PointerChasing(max_hops=4, n_nodes=6, n_queries=7)
+    idx, targets = task.batch(32, seed=3)
+    table, ks, xs, answers = decode(task, idx, targets)
+    for b in range(32):
+        f = table[b].tolist()
+        assert sorted(f) == list(range(6))
+        for j in range(7):
+            x = int(xs[b, j])
+            for _ in range(int(ks[b, j])):
+                x = f[x]
+            assert int(answers[b, j]) == x
+
+
+def test_hop_mix_and_fixed_hops():
+    task = PointerChasing(max_hops=3)
+    _, ks, _, _ = decode(task, *task.batch(256, seed=1))
+    assert set(ks.unique().tolist()) == {1, 2, 3}
+    _, ks2, _, _ = decode(task, *task.batch(16, seed=1, hops=2))
+    assert (ks2 == 2).all()
+
+
+def test_same_seed_same_batch_and_different_seed_differs():
+    task = PointerChasing(max_hops=2)
+    a, b = task.batch(8, seed=5), task.batch(8, seed=5)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    assert not torch.equal(a[0], task.batch(8, seed=6)[0])
+
+
+def test_answers_are_not_the_start_symbol_more_than_chance_allows():
+    """The answer must depend on the table: for k=1 a permutation with few fixed points means
+    f(x) == x about 1/n of the time, not always."""
+    task = PointerChasing(max_hops=1, n_nodes=8)
+    _, _, xs, answers = decode(task, *task.batch(512, seed=0))
+    assert (answers == xs).float().mean().item() < 0.25
+
+
+def test_follow_pointers_by_hand():
+    table = torch.tensor([[1, 2, 0, 3]])          # 0->1->2->0, 3->3
+    start = torch.tensor([[0, 3, 2]])
+    assert follow_pointers(table, start, 0).tolist() == [[0, 3, 2]]
+    assert follow_pointers(table, start, 1).tolist() == [[1, 3, 0]]
+    assert follow_pointers(table, start, 2).tolist() == [[2, 3, 1]]
+    assert follow_pointers(table, start, 3).tolist() == [[0, 3, 2]]
+    with pytest.raises(ValueError, match="hops"):
+        follow_pointers(table, start, -1)
+
+
+@pytest.mark.parametrize("kwargs, err", [
+    (dict(max_hops=0), ValueError), (dict(max_hops=2, n_nodes=1), ValueError),
+    (dict(max_hops=2, n_queries=0), ValueError), (dict(max_hops=2.0), TypeError),
+    (dict(max_hops=True), TypeError),
+])
+def test_bad_task_arguments(kwargs, err):
+    with pytest.raises(err):
+        PointerChasing(**kwargs)
+
+
+def test_bad_batch_arguments():
+    task = PointerChasing(max_hops=2)
+    with pytest.raises(ValueError, match="batch_size"):
+        task.batch(0, seed=0)
+    with pytest.raises(ValueError, match="hops"):
+        task.batch(4, seed=0, hops=3)
+
+
+def test_train_on_task_checks_the_config_and_is_deterministic():
+    task = PointerChasing(max_hops=2, n_nodes=4, n_queries=4)
+    bad = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=50, context=task.seq_len)
+    with pytest.raises(ValueError, match="vocab_size"):
+        train_on_task(bad, task, steps=1)
+    cfg = bad.replace(vocab_size=task.vocab_size)
+    _, r1 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16)
+    _, r2 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16)
+    assert r1.losses == r2.losses and r1.accuracy == r2.accuracy
+    assert set(r1.accuracy) == {1, 2} and not r1.diverged and len(r1.losses) == 5
+
+
+def test_query_accuracy_of_an_oracle_is_one():
+    """query_accuracy scores argmax at query positions only: an oracle that puts its logit on
+    the right answer scores 1, a constant guesser scores about chance."""
+    task = PointerChasing(max_hops=2, n_nodes=5, n_queries=6)
+
+    class Oracle(torch.nn.Module):
+        def forward(self, idx):
+            n = task.n_nodes
+            table, q = idx[:, :n], idx[:, n + 1:] - (n + 1)
+            ks, xs = q // n + 1, q % n
+            ans = xs.clone()
+            for k in range(1, task.max_hops + 1):
+                ans = torch.where(ks >= k, torch.gather(table, 1, ans), ans)
+            logits = torch.zeros(*idx.shape, task.vocab_size)
+            logits[:, n + 1:].scatter_(2, ans[..., None], 1.0)
+            return logits, None
+
+    class Constant(torch.nn.Module):
+        def forward(self, idx):
+            logits = torch.zeros(*idx.shape, task.vocab_size)
+            logits[..., 0] = 1.0
+            return logits, None
+
+    assert query_accuracy(Oracle(), task, hops=2, n_sequences=64) == 1.0
+    assert abs(query_accuracy(Constant(), task, hops=1, n_sequences=512) - task.chance) < 0.05
