@@ -58,6 +58,7 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert table.count("\n| C") == len(claims.CLAIMS) == 17      # every claim has a row
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
     assert "**1** reproduced, **1** reproduced with caveats" in table
+    assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
 
 
 @pytest.mark.parametrize("line, label, message", [

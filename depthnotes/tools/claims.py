@@ -176,6 +176,10 @@ _BADGE = {"reproduced": "✓ reproduced", "reproduced with caveats": "⚠ reprod
           None: "not yet checked"}
 
 
+_SYMBOL = {"reproduced": "(✓)", "reproduced with caveats": "(⚠)",
+           "not reproduced at this scale": "(✗)"}
+
+
 def render_claims_table(root: Path) -> str:
     """The MyST fragment ``book/claims.md`` includes: a summary line and one row per claim."""
     results = collect_claims(root)
@@ -199,7 +203,11 @@ def render_claims_table(root: Path) -> str:
             lines.append(f"| {cid} | {_cell(statement)} | {_BADGE[None]} | "
                          f"(chapter {int(chapter)}) | — |")
         else:
-            measured = "; ".join(_cell(m) for m in r.measured)
+            if len(set(r.verdicts)) > 1:     # pieces disagree: say which piece got which
+                measured = "; ".join(f"{_SYMBOL[v]} {_cell(m)}"
+                                     for v, m in zip(r.verdicts, r.measured))
+            else:
+                measured = "; ".join(_cell(m) for m in r.measured)
             lines.append(f"| {cid} | {_cell(statement)} | {_BADGE[r.verdict]} | {measured} | "
                          f"{{ref}}`{cid} <{r.label}>` |")
     return "\n".join(lines) + "\n"
