@@ -242,9 +242,12 @@ _MATH_STATE = """() => {
           raw: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80))};
 }"""
 
-_IMAGES = """() => [...document.querySelectorAll('article img, main img')].map(img => ({
-  src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
-  alt: (img.getAttribute('alt') || '').trim()}))"""
+# Images inside a rendered widget (an Output widget's plot) are drawn by the widget manager,
+# which sets no alt text; the static figure each widget has beside it carries the description.
+_IMAGES = """() => [...document.querySelectorAll('article img, main img')]
+  .filter(img => !img.closest('.widget-subarea'))
+  .map(img => ({src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
+                alt: (img.getAttribute('alt') || '').trim()}))"""
 
 _WIDGETS = """() => {
   const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
@@ -276,10 +279,11 @@ def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = 
         problems += [f"math not typeset: {m!r}" for m in math["raw"]]
 
         for img in page.evaluate(_IMAGES):
+            src = img["src"] if len(img["src"] or "") < 100 else img["src"][:60] + "…"
             if not img["ok"]:
-                problems.append(f"image did not load: {img['src']}")
+                problems.append(f"image did not load: {src}")
             if not img["alt"] or re.search(r"\.(png|jpe?g|svg|gif)$", img["alt"], re.I):
-                problems.append(f"image without alt text: {img['src']} (alt={img['alt']!r})")
+                problems.append(f"image without alt text: {src} (alt={img['alt']!r})")
         info["images"] = len(page.evaluate(_IMAGES))
 
         widgets = page.evaluate(_WIDGETS)
