@@ -45,7 +45,8 @@ class Conv1D(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
         y = x @ self.weight
-        return y + self.bias if self.bias is not None else y
+        # in place: y is new and its matmul's backward does not need it; saves an allocation
+        return y.add_(self.bias) if self.bias is not None else y
 
 
 class KVCache:
