@@ -16,11 +16,14 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
   it cannot be faster than (weight bytes read per token) / (memory bandwidth).
 * ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2.
 
-How a decode time is measured: ``model.generate(prompt, 1)`` runs the prompt (prefill) and
-picks one token; ``model.generate(prompt, 1 + n)`` does the same and then ``n`` decode steps.
-The difference of the two, divided by ``n``, is the time of one decode step, everything
-included (embedding, every block, the head, the argmax, the Python between them). The first
-of the two is reported as the prefill time.
+How a decode time is measured: one call ``model.generate(prompt, 1 + n)`` runs the prompt
+(prefill, which also picks the first new token) and then ``n`` decode steps. A forward
+pre-hook on the first block stamps the clock each time a step enters the stack, so each decode
+step is timed from its start to the next step's start, everything included (embedding, every
+block, the head, the argmax, the Python between them). A round's decode time is the median of
+its ``n`` steps, which a single interruption by another process cannot move; the result's
+``decode`` is the median (and min-max) of the rounds. The prefill time runs from the call to
+the first decode step.
 
 Run it from a shell: ``python -m depthnotes latency --help``.
 """
@@ -90,7 +93,8 @@ class LatencyResult:
     batch: int
     prompt_len: int
     new_tokens: int
-    decode: Timing            # ms per decode step (one new token for each of `batch` sequences)
+    decode: Timing            # ms per decode step (one new token for each of `batch` sequences);
+                              # each sample is one round's median over its new_tokens steps
     prefill: Timing           # ms to run the prompt and pick the first token
     machine: MachineInfo
 
@@ -246,17 +250,37 @@ def measure_many(models: Sequence[Transformer | ModelConfig], *, prompt_len: int
         rounds = progress(range(repeats), total=repeats, desc=desc) if desc else range(repeats)
         for _ in rounds:
             for i, (m, p) in enumerate(zip(built, prompts)):
-                t_first = _timed(lambda: m.generate(p, 1))
-                t_all = _timed(lambda: m.generate(p, 1 + new_tokens))
-                prefill[i].append(t_first)
-                # a noisy round can make the difference negative; clamp so medians stay sane
-                decode[i].append(max(t_all - t_first, 0.0) / new_tokens)
+                pre, steps = _time_generate(m, p, new_tokens)
+                prefill[i].append(pre)
+                decode[i].append(statistics.median(steps))
     return [LatencyResult(
         n_layer=m.config.n_layer, d_model=m.config.d_model, n_head=m.config.n_head,
         vocab_size=m.config.vocab_size, params=count_params(m.config).total,
         weight_bytes=decode_weight_bytes(m.config), batch=batch, prompt_len=prompt_len,
         new_tokens=new_tokens, decode=Timing.of(dec), prefill=Timing.of(pre), machine=info)
         for m, dec, pre in zip(built, decode, prefill)]
+
+
+def _time_generate(model: Transformer, prompt: torch.Tensor, new_tokens: int):
+    """One ``model.generate(prompt, 1 + new_tokens)``, timed from inside: a hook on the first
+    block stamps the clock each time a step enters the stack. Returns the prefill time (call
+    start to the first decode step) and the ``new_tokens`` decode-step times, each from one
+    step's entry to the next one's (the last ends when ``generate`` returns), in ms."""
+    stamps: list[float] = []
+    handle = model.h[0].register_forward_pre_hook(lambda mod, args: stamps.append(
+        time.perf_counter()))
+    try:
+        t0 = time.perf_counter()
+        model.generate(prompt, 1 + new_tokens)
+        stamps.append(time.perf_counter())
+    finally:
+        handle.remove()
+    # stamps: [prefill enters, step 1 enters, ..., step n enters, generate returned]
+    if len(stamps) != new_tokens + 2:
+        raise RuntimeError(f"expected {new_tokens + 2} time stamps, got {len(stamps)}")
+    prefill = (stamps[1] - t0) * 1e3
+    steps = [(b - a) * 1e3 for a, b in zip(stamps[1:], stamps[2:])]
+    return prefill, steps
 
 
 def measure_latency(model: Transformer | ModelConfig, **kw) -> LatencyResult:
