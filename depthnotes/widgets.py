@@ -120,3 +120,46 @@ def variance_explorer():
                           description="scheme"),
         log_y=w.Checkbox(value=False, description="log y"),
     )
+
+
+# -- chapter 6: the budget explorer ---------------------------------------------------------
+def budget_family_rows(budget: int, base: ModelConfig, measured=(), *, tolerance: float = 0.05,
+                       d_multiple: int = 2, max_layers: int = 64) -> list[dict]:
+    """The fixed-budget family of ``budget`` (shapes within ``tolerance``, L up to
+    ``max_layers``), each row with its d/L and, where the sweep trained that shape, its
+    measured validation loss (else None). ``measured`` holds ``budget.SweepPoint``s."""
+    from .params import shapes_for_budget
+
+    losses = {(p.budget, p.n_layer, p.d_model): p.val_loss for p in measured}
+    shapes = shapes_for_budget(budget, base, tolerance=tolerance, d_multiple=d_multiple,
+                               n_layers=range(1, max_layers + 1))
+    return [dict(n_layer=s.n_layer, d_model=s.d_model, aspect_ratio=s.aspect_ratio,
+                 non_embedding=s.non_embedding,
+                 val_loss=losses.get((budget, s.n_layer, s.d_model)))
+            for s in shapes]
+
+
+def format_family(rows: list[dict]) -> str:
+    """The explorer's table as text."""
+    lines = [f"{'L':>4} {'d':>5} {'d/L':>7} {'non-embedding':>14} {'val loss':>9}"]
+    for r in rows:
+        loss = "" if r["val_loss"] is None else f"{r['val_loss']:.3f}"
+        lines.append(f"{r['n_layer']:>4} {r['d_model']:>5} {r['aspect_ratio']:>7.1f} "
+                     f"{r['non_embedding']:>14,} {loss:>9}")
+    return "\n".join(lines)
+
+
+def budget_explorer(base: ModelConfig, measured=(), budgets=(25_000, 50_000, 100_000,
+                                                            200_000, 400_000)):
+    """Pick a budget P -> its family of shapes, their d/L, and the sweep's loss where trained."""
+    import ipywidgets as w
+
+    def show(budget, max_layers):
+        print(format_family(budget_family_rows(budget, base, measured, max_layers=max_layers)))
+
+    return w.interactive(
+        show,
+        budget=w.SelectionSlider(options=list(budgets), value=budgets[0],
+                                 description="P (params)"),
+        max_layers=w.IntSlider(value=16, min=1, max=64, description="max L"),
+    )
