@@ -15,17 +15,19 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
-#: Where the LayerNorm sits in a block.
-#:   "post":     x -> LN(x + s*F(x))           (the original Transformer; no final norm)
-#:   "pre":      x -> x + s*F(LN(x)), then one final LN after the last block (GPT-2)
-#:   "deepnorm": x -> LN(alpha*x + F(x))       (DeepNet, Wang et al. 2022; no final norm)
+#: Where the LayerNorm sits in a block:
+#:
+#: - ``"post"``: x -> LN(x + s*F(x)) (the original Transformer; no final norm)
+#: - ``"pre"``: x -> x + s*F(LN(x)), then one final LN after the last block (GPT-2)
+#: - ``"deepnorm"``: x -> LN(alpha*x + F(x)) (DeepNet, Wang et al. 2022; no final norm)
 NORMS = ("post", "pre", "deepnorm")
 
-#: How the weights are drawn at initialisation (see ``init.py``).
-#:   "normal":   every weight matrix and embedding N(0, 0.02^2)
-#:   "gpt2":     as "normal", but the two output projections that write into the residual
-#:               stream (attention c_proj, FFN c_proj) use std 0.02/sqrt(2L)
-#:   "deepnorm": DeepNet's beta-scaled Xavier init (only with norm="deepnorm")
+#: How the weights are drawn at initialisation (see ``init.py``):
+#:
+#: - ``"normal"``: every weight matrix and embedding N(0, 0.02^2)
+#: - ``"gpt2"``: as "normal", but the two output projections that write into the residual
+#:   stream (attention c_proj, FFN c_proj) use std 0.02/sqrt(2L)
+#: - ``"deepnorm"``: DeepNet's beta-scaled Xavier init (only with norm="deepnorm")
 INITS = ("normal", "gpt2", "deepnorm")
 
 #: The one named rule accepted for ``branch_scale``: multiply each branch by 1/sqrt(2L).

@@ -55,14 +55,10 @@ def deepnorm_constants(n_layer: int, architecture: str = "decoder-only", *,
 
     With N encoder layers and M decoder layers:
 
-    ==================  =========================  ==========================
-    architecture        alpha                      beta
-    ==================  =========================  ==========================
-    encoder-only (N)    (2N)^(1/4)                 (8N)^(-1/4)
-    decoder-only (M)    (2M)^(1/4)                 (8M)^(-1/4)
-    encoder-decoder     encoder: 0.81 (N^4 M)^(1/16)  encoder: 0.87 (N^4 M)^(-1/16)
-                        decoder: (3M)^(1/4)        decoder: (12M)^(-1/4)
-    ==================  =========================  ==========================
+    - encoder-only: alpha = (2N)^(1/4), beta = (8N)^(-1/4)
+    - decoder-only: alpha = (2M)^(1/4), beta = (8M)^(-1/4)
+    - encoder-decoder, encoder: alpha = 0.81 (N^4 M)^(1/16), beta = 0.87 (N^4 M)^(-1/16)
+    - encoder-decoder, decoder: alpha = (3M)^(1/4), beta = (12M)^(-1/4)
 
     ``n_layer`` is the depth of the stack the constants are for (N for encoder-only, M for
     decoder-only and for the decoder of an encoder-decoder, whose encoder depth is
