@@ -1,0 +1,116 @@
+"""Redundancy measures of chapter 6 (claim C13) and the budget-sweep helpers (C14, C15)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer
+from depthnotes.budget import (PUBLISHED_SHAPES, SweepPoint, basin, budget_sweep,
+                               lr_for_width)
+from depthnotes.params import shapes_for_budget
+from depthnotes.probes import residual_stream
+from depthnotes.redundancy import angular_distances, drop_last_losses, update_cosines
+from depthnotes.train import TrainConfig
+
+
+def small_model(L=4, seed=0):
+    cfg = ModelConfig(n_layer=L, d_model=32, n_head=2, vocab_size=50, context=16, init="normal")
+    return Transformer(cfg, seed=seed)
+
+
+def batch(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 50, (3, 16), generator=g), torch.randint(0, 50, (3, 16), generator=g)
+
+
+def test_shapes_and_ranges():
+    model = small_model()
+    x, y = batch()
+    cos, ang, drop = update_cosines(model, x), angular_distances(model, x), drop_last_losses(model, x, y)
+    assert cos.shape == (3,) and ang.shape == (4,) and drop.shape == (4,)
+    assert np.all(np.abs(cos) <= 1 + 1e-6) and np.all((ang >= 0) & (ang <= 1))
+
+
+def test_drop_zero_is_the_full_loss_and_drop_n_matches_a_shorter_stack():
+    """C13: removing the last n blocks equals running only the first L - n blocks."""
+    model = small_model(L=4)
+    x, y = batch(1)
+    drop = drop_last_losses(model, x, y)
+    with torch.no_grad():
+        assert drop[0] == pytest.approx(model(x, y)[1].item(), rel=1e-6)
+        h = model.embed(x)
+        for block in model.h[:2]:
+            h = block(h)
+        logits = model.head(h)
+        want = torch.nn.functional.cross_entropy(logits.reshape(-1, 50), y.reshape(-1)).item()
+    assert drop[2] == pytest.approx(want, rel=1e-6)
+
+
+def test_update_cosine_and_angle_by_hand():
+    model = small_model(L=3)
+    x, _ = batch(2)
+    xs = residual_stream(model, x)
+    u1, u2 = xs[1] - xs[0], xs[2] - xs[1]
+    want = torch.nn.functional.cosine_similarity(u1, u2, dim=-1).mean().item()
+    assert update_cosines(model, x)[0] == pytest.approx(want, rel=1e-5)
+    c = torch.nn.functional.cosine_similarity(xs[0], xs[1], dim=-1).clamp(-1, 1)
+    assert angular_distances(model, x)[0] == pytest.approx((torch.arccos(c) / math.pi).mean().item(),
+                                                           rel=1e-5)
+
+
+def test_identical_blocks_give_cosine_one():
+    """Two blocks with the same weights fed (almost) the same input push the same way: zero the
+    second half of the stack's outputs so every update equals the first block's, approximately."""
+    model = small_model(L=2)
+    model.h[1].load_state_dict(model.h[0].state_dict())
+    for block in model.h:   # tiny branches: x barely moves, so both blocks see nearly the same x
+        block.attn.c_proj.weight.data.mul_(1e-3)
+        block.mlp.c_proj.weight.data.mul_(1e-3)
+    x, _ = batch(3)
+    assert update_cosines(model, x)[0] > 0.999
+    assert angular_distances(model, x).max() < 0.01
+
+
+def point(L, loss, diverged=False):
+    return SweepPoint(1000, L, 8, 1, 1000, 8 / L, 1e-3, loss, diverged)
+
+
+def test_basin_keeps_points_within_the_margin():
+    pts = [point(1, 2.0), point(2, 2.04), point(4, 2.2), point(8, float("nan"), diverged=True)]
+    assert [p.n_layer for p in basin(pts, 0.05)] == [1, 2]
+    assert basin([point(1, 1.0, diverged=True)], 0.1) == []
+
+
+def test_lr_for_width():
+    assert lr_for_width(3e-3, 32, 64, "1/d") == pytest.approx(6e-3)
+    assert lr_for_width(3e-3, 32, 64, "constant") == 3e-3
+    with pytest.raises(ValueError, match="lr_rule"):
+        lr_for_width(3e-3, 32, 64, "sqrt")
+
+
+def test_budget_sweep_is_deterministic_and_rounds_for_json():
+    from depthnotes.data import load_corpus
+
+    corpus = load_corpus()
+    base = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=corpus.vocab_size, context=16)
+    shapes = shapes_for_budget(6_000, base, n_layers=[1, 2], tolerance=0.2, d_multiple=2)
+    tc = TrainConfig(steps=3, batch_size=2, context=16, lr=1e-3, eval_batches=1)
+    a = budget_sweep(shapes, tc, corpus=corpus)
+    b = budget_sweep(shapes, tc, corpus=corpus)
+    assert a == b and len(a) == 2
+    d = a[0].as_dict()
+    assert d["val_loss"] == round(a[0].val_loss, 3) and d["n_layer"] == 1
+    with pytest.raises(ValueError, match="vocab_size"):
+        budget_sweep(shapes_for_budget(6_000, base.replace(vocab_size=10), n_layers=[1],
+                                       tolerance=0.3), tc, corpus=corpus)
+
+
+def test_published_shapes():
+    """C15: the table's GPT-2 rows are the presets, and a few shapes from the papers."""
+    by = {(s.family, s.name): s for s in PUBLISHED_SHAPES}
+    assert by[("GPT-2", "small")].aspect_ratio == 64
+    assert (by[("GPT-3", "175B")].n_layer, by[("GPT-3", "175B")].d_model) == (96, 12288)
+    assert (by[("LLaMA", "65B")].n_layer, by[("LLaMA", "65B")].d_model) == (80, 8192)
+    assert all(s.cite for s in PUBLISHED_SHAPES)
