@@ -189,3 +189,41 @@ def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: in
                 for k in range(1, task.max_hops + 1)}
     return model, TaskRun(config.n_layer, config.d_model, count_params(config).non_embedding,
                           steps, accuracy, tuple(losses), diverged)
+
+
+# -- command line: chapter 3's depth sweep at one budget ---------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    """``python -m depthnotes.tasks``: train one model per depth at a fixed parameter budget on
+    pointer chasing and print each model's accuracy for every k (chapter 3's experiment; its
+    ``FULL=1`` setting is ``--steps 6000 --depths 1 2 3 4 6``)."""
+    import argparse
+
+    from .config import ModelConfig
+    from .params import shapes_for_budget
+    from .runtime import pin
+
+    p = argparse.ArgumentParser(prog="python -m depthnotes.tasks", description=main.__doc__)
+    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4])
+    p.add_argument("--budget", type=int, default=40_000)
+    p.add_argument("--steps", type=int, default=1500)
+    p.add_argument("--n-nodes", type=int, default=6)
+    p.add_argument("--max-hops", type=int, default=3)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    pin(args.seed, threads=1)
+    task = PointerChasing(max_hops=args.max_hops, n_nodes=args.n_nodes, n_queries=args.n_nodes)
+    base = ModelConfig(n_layer=1, d_model=64, n_head=1, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    for s in shapes_for_budget(args.budget, base, n_layers=args.depths, tolerance=0.05,
+                               d_multiple=4):
+        _, run = train_on_task(s.config, task, steps=args.steps, batch_size=64, lr=args.lr,
+                               warmup=40, seed=args.seed, eval_sequences=512)
+        accs = ", ".join(f"k={k}: {a:.2f}" for k, a in run.accuracy.items())
+        print(f"L={s.n_layer} d={s.d_model} params={s.non_embedding}: {accs} "
+              f"({args.steps} steps{', diverged' if run.diverged else ''})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -129,3 +129,12 @@ def test_query_accuracy_of_an_oracle_is_one():
 
     assert query_accuracy(Oracle(), task, hops=2, n_sequences=64) == 1.0
     assert abs(query_accuracy(Constant(), task, hops=1, n_sequences=512) - task.chance) < 0.05
+
+
+def test_command_line_prints_one_line_per_depth(capsys):
+    from depthnotes.tasks import main
+
+    assert main(["--steps", "2", "--depths", "1", "2", "--budget", "40000"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == ["L=1", "L=2"]
+    assert all("k=1:" in line and "k=3:" in line and "(2 steps)" in line for line in lines)
