@@ -195,7 +195,7 @@ def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: in
 def main(argv: list[str] | None = None) -> int:
     """``python -m depthnotes.tasks``: train one model per depth at a fixed parameter budget on
     pointer chasing and print each model's accuracy for every k (chapter 3's experiment; its
-    ``FULL=1`` setting is ``--steps 6000 --depths 1 2 3 4 6``)."""
+    ``FULL=1`` setting is ``--steps 6000``)."""
     import argparse
 
     from .config import ModelConfig
