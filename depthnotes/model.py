@@ -44,7 +44,7 @@ class Conv1D(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_out)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
-        y = x @ self.weight
+        y = _few_rows_matmul(x, self.weight)
         # in place: y is new and its matmul's backward does not need it; saves an allocation
         return y.add_(self.bias) if self.bias is not None else y
 
@@ -172,7 +172,7 @@ class Transformer(nn.Module):
         if self.ln_f is not None:
             x = self.ln_f(x)
         w = self.wte.weight if self.lm_head is None else self.lm_head.weight  # [vocab, d]
-        return x @ w.t()  # w.t() is [d, vocab], contiguous (see _store_transposed)
+        return _few_rows_matmul(x, w.t())  # w.t(): [d, vocab], contiguous (_store_transposed)
 
     def hidden(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """The residual stream after the last block, (B, T, d), for token ids ``idx`` (B, T);
@@ -231,6 +231,39 @@ class Transformer(nn.Module):
             out.append(nxt)
             step_input = nxt
         return torch.cat(out, dim=1)
+
+
+#: Below this many weights (4 MB of fp32) a product is left to one matmul call: small matrices
+#: live in cache, and splitting them costs more than it saves.
+SPLIT_MIN_WEIGHTS = 1 << 20
+#: Products with at most this many rows (decode steps: batch x 1 token) are split.
+SPLIT_MAX_ROWS = 4
+
+
+def _few_rows_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``x @ w`` for ``w`` [in, out] with rows of stride ``out``; when ``x`` has only a few rows
+    and no gradient is recorded, the product runs as a batch of column blocks, one per thread.
+
+    Decoding one token multiplies a single row by every weight matrix. BLAS runs such a
+    matrix-vector product on one core, and one core streams weights from memory at well below
+    the machine's bandwidth (chapter 7 measures it). Viewing ``w`` as ``n`` column blocks
+    ``(n, in, out/n)`` (no copy) and calling ``bmm`` lets ``n`` threads stream one block each.
+    The result is the same product; only the order in which threads read ``w`` changes.
+    Training (gradients on) and long inputs always take the plain ``x @ w``.
+    """
+    n = torch.get_num_threads()
+    k_in, k_out = w.shape
+    rows = x.numel() // k_in if k_in else 0
+    if (n < 2 or rows > SPLIT_MAX_ROWS or w.numel() < SPLIT_MIN_WEIGHTS
+            or torch.is_grad_enabled() or w.stride(1) != 1):
+        return x @ w
+    width = k_out // n
+    main = w[:, : n * width].view(k_in, n, width).transpose(0, 1)        # (n, in, out/n), a view
+    x2 = x.reshape(rows, k_in)
+    y = torch.bmm(x2.expand(n, rows, k_in), main).transpose(0, 1).reshape(rows, n * width)
+    if n * width < k_out:                                                 # the leftover columns
+        y = torch.cat([y, x2 @ w[:, n * width:]], dim=1)
+    return y.view(*x.shape[:-1], k_out)
 
 
 def _store_transposed(weight: nn.Parameter) -> nn.Parameter:

@@ -205,3 +205,29 @@ def test_cli_help_explains_each_option(capsys):
                 "--new-tokens", "--repeats", "--warmup", "--batch", "--threads", "--head",
                 "--no-bandwidth", "--json"):
         assert opt in out
+
+
+@pytest.mark.parametrize("k_in, k_out, rows", [(512, 2048, 1), (2048, 512, 1), (768, 1367, 1),
+                                               (512, 2048, 3)])
+def test_few_rows_matmul_splits_columns_across_threads(k_in, k_out, rows):
+    from depthnotes.model import _few_rows_matmul
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(k_in, k_out, generator=g)
+    x = torch.randn(1, rows, k_in, generator=g)
+    with num_threads(2), torch.no_grad():
+        y = _few_rows_matmul(x, w)          # split: 2 column blocks (+ leftover columns if odd)
+    assert y.shape == (1, rows, k_out)
+    assert torch.allclose(y, x @ w, rtol=1e-5, atol=1e-4)
+    with num_threads(2):                    # gradients on: always the plain product
+        assert torch.equal(_few_rows_matmul(x, w), x @ w)
+
+
+def test_decoding_with_two_threads_matches_one_thread():
+    """The thread split changes only the order weights are read: the same greedy tokens."""
+    model = Transformer(cfg(d_model=512, n_head=8, vocab_size=2048, n_layer=2), seed=0).eval()
+    prompt = torch.randint(0, 2048, (1, 5), generator=torch.Generator().manual_seed(1))
+    with num_threads(1):
+        one = model.generate(prompt, 10)
+    with num_threads(2):
+        two = model.generate(prompt, 10)
+    assert torch.equal(one, two)
