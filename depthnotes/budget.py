@@ -10,7 +10,7 @@
 The training recipe is a ``train.TrainConfig``; the learning rate may follow the width
 (``lr_rule="1/d"``: lr = lr_ref * d_ref / d), because Adam's best step size shrinks as a
 matrix gets wider, and one fixed rate would favour whichever end of the family it happens to
-suit. Both rules are available so a reader can compare them (an exercise does).
+suit. Both rules are available so a reader can compare them.
 """
 
 from __future__ import annotations
