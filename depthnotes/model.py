@@ -241,28 +241,26 @@ SPLIT_MAX_ROWS = 4
 
 
 def _few_rows_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """``x @ w`` for ``w`` [in, out] with rows of stride ``out``; when ``x`` has only a few rows
-    and no gradient is recorded, the product runs as a batch of column blocks, one per thread.
+    """``x @ w`` for ``w`` [in, out] (row-major); when ``x`` has only a few rows and no gradient
+    is recorded, the product is split over the threads by blocks of ``w``'s rows.
 
     Decoding one token multiplies a single row by every weight matrix. BLAS runs such a
     matrix-vector product on one core, and one core streams weights from memory at well below
-    the machine's bandwidth (chapter 7 measures it). Viewing ``w`` as ``n`` column blocks
-    ``(n, in, out/n)`` (no copy) and calling ``bmm`` lets ``n`` threads stream one block each.
-    The result is the same product; only the order in which threads read ``w`` changes.
-    Training (gradients on) and long inputs always take the plain ``x @ w``.
+    the machine's bandwidth (chapter 7 measures it). Viewing ``w`` as ``n`` consecutive blocks
+    of rows ``(n, in/n, out)`` (no copy) and ``x`` as the matching ``n`` pieces, ``bmm`` lets
+    ``n`` threads each stream one contiguous block; the ``n`` partial products are then summed.
+    It is the same product with the sum over ``in`` split in ``n`` parts (so the last bits can
+    differ from ``x @ w``). Training (gradients on) and long inputs always take ``x @ w``.
     """
     n = torch.get_num_threads()
     k_in, k_out = w.shape
     rows = x.numel() // k_in if k_in else 0
-    if (n < 2 or rows > SPLIT_MAX_ROWS or w.numel() < SPLIT_MIN_WEIGHTS
-            or torch.is_grad_enabled() or w.stride(1) != 1):
+    if (n < 2 or rows > SPLIT_MAX_ROWS or w.numel() < SPLIT_MIN_WEIGHTS or k_in % n
+            or torch.is_grad_enabled() or not w.is_contiguous()):
         return x @ w
-    width = k_out // n
-    main = w[:, : n * width].view(k_in, n, width).transpose(0, 1)        # (n, in, out/n), a view
-    x2 = x.reshape(rows, k_in)
-    y = torch.bmm(x2.expand(n, rows, k_in), main).transpose(0, 1).reshape(rows, n * width)
-    if n * width < k_out:                                                 # the leftover columns
-        y = torch.cat([y, x2 @ w[:, n * width:]], dim=1)
+    part = k_in // n
+    xs = x.reshape(rows, n, part).transpose(0, 1)                        # (n, rows, in/n)
+    y = torch.bmm(xs, w.view(n, part, k_out)).sum(dim=0)                 # (rows, out)
     return y.view(*x.shape[:-1], k_out)
 
 

@@ -207,15 +207,15 @@ def test_cli_help_explains_each_option(capsys):
         assert opt in out
 
 
-@pytest.mark.parametrize("k_in, k_out, rows", [(512, 2048, 1), (2048, 512, 1), (768, 1367, 1),
+@pytest.mark.parametrize("k_in, k_out, rows", [(512, 2048, 1), (2048, 512, 1), (768, 1367, 1), (769, 2048, 1),
                                                (512, 2048, 3)])
-def test_few_rows_matmul_splits_columns_across_threads(k_in, k_out, rows):
+def test_few_rows_matmul_splits_rows_across_threads(k_in, k_out, rows):
     from depthnotes.model import _few_rows_matmul
     g = torch.Generator().manual_seed(0)
     w = torch.randn(k_in, k_out, generator=g)
     x = torch.randn(1, rows, k_in, generator=g)
     with num_threads(2), torch.no_grad():
-        y = _few_rows_matmul(x, w)          # split: 2 column blocks (+ leftover columns if odd)
+        y = _few_rows_matmul(x, w)          # split: 2 blocks of rows (odd in: plain product)
     assert y.shape == (1, rows, k_out)
     assert torch.allclose(y, x @ w, rtol=1e-5, atol=1e-4)
     with num_threads(2):                    # gradients on: always the plain product
