@@ -9,8 +9,11 @@ Measures, in one process, with the same thread count, fp32, batch 1, random weig
   bandwidth);
 * one training step (forward, backward, AdamW) at a small CPU shape: ours vs nanoGPT.
 
-Every model is timed once per round, rounds repeat, and the ratio ours/theirs is taken per
-round and then its median: a load that drifts during the run affects both sides of a ratio.
+Decode steps are timed from inside each implementation's own generate loop: a pre-hook on its
+first block stamps the clock as each step enters the stack, and a round reports the median of
+its steps (one interruption by another process cannot move it). Every model is timed once per
+round, rounds repeat, and the ratio ours/theirs is taken per round and then its median: a load
+that drifts during the run affects both sides of a ratio.
 No weights are downloaded (models are built from configs; ``HF_HUB_OFFLINE=1``).
 
     python benchmarks/compare_decode.py --help
@@ -37,16 +40,10 @@ from depthnotes.latency import (decode_weight_bytes, machine_info,  # noqa: E402
                                 memory_bandwidth)
 
 
-def timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1e3
-
-
 # -- the contenders: each is a function n -> generate n new tokens after the prompt ------------
 def ours_decoder(cfg: ModelConfig, prompt: torch.Tensor):
     model = Transformer(cfg, seed=0).eval()
-    return lambda n: model.generate(prompt, n)
+    return (lambda n: model.generate(prompt, n)), model.h[0]
 
 
 def hf_decoders(cfg: ModelConfig, prompt: torch.Tensor):
@@ -73,7 +70,8 @@ def hf_decoders(cfg: ModelConfig, prompt: torch.Tensor):
             out = model(input_ids=nxt, cache=cache, use_cache=True, logits_to_keep=1)
             cache, nxt = out.cache, out.logits[:, -1].argmax(-1, keepdim=True)
 
-    return {"HF generate": generate, "HF loop": loop}
+    first = model.transformer.h[0]
+    return {"HF generate": (generate, first), "HF loop": (loop, first)}
 
 
 def load_nanogpt(path: str | None):
@@ -102,29 +100,45 @@ def nanogpt_model(mod, cfg: ModelConfig):
 def nanogpt_decoder(mod, cfg: ModelConfig, prompt: torch.Tensor):
     model = nanogpt_model(mod, cfg).eval()
     # nanoGPT samples; top_k=1 makes it greedy, like the others
-    return lambda n: model.generate(prompt, n, temperature=1.0, top_k=1)
+    return (lambda n: model.generate(prompt, n, temperature=1.0, top_k=1)), \
+        model.transformer.h[0]
 
 
 # -- measuring ------------------------------------------------------------------------------------
-def decode_rounds(contenders: dict, new_tokens: int, rounds: int, warmup: int) -> dict:
-    """ms per decode step of each contender, per round: (t(1 + n) - t(1)) / n."""
-    for f in contenders.values():
+def step_times(fn, first_block, n: int, clock) -> list[float]:
+    """Generate 1 + n tokens with ``fn`` and return the n decode-step times (ms): a pre-hook
+    on the first block stamps the clock as each step enters the stack; a step lasts until the
+    next one enters (the last until ``fn`` returns). Every implementation has a first block,
+    so all are timed the same way, from inside their own generate loop."""
+    stamps = []
+    handle = first_block.register_forward_pre_hook(lambda m, a: stamps.append(clock()))
+    try:
+        fn(1 + n)
+        stamps.append(clock())
+    finally:
+        handle.remove()
+    if len(stamps) != n + 2:
+        raise RuntimeError(f"expected {n + 2} stamps, got {len(stamps)}")
+    return [(b - a) * 1e3 for a, b in zip(stamps[1:], stamps[2:])]
+
+
+def decode_rounds(contenders: dict, new_tokens: int, rounds: int, warmup: int, clock) -> dict:
+    """Per round, each contender's median decode-step time (ms)."""
+    for fn, _ in contenders.values():
         for _ in range(warmup):
-            f(1 + new_tokens)
+            fn(1 + new_tokens)
     out = {k: [] for k in contenders}
     for r in range(rounds):
         items = list(contenders.items())
         if r % 2:  # alternate the order, so no one always runs right after the same neighbour
             items.reverse()
-        for name, f in items:
-            first = timed(lambda: f(1))
-            total = timed(lambda: f(1 + new_tokens))
-            out[name].append(max(total - first, 0.0) / new_tokens)
+        for name, (fn, first) in items:
+            out[name].append(statistics.median(step_times(fn, first, new_tokens, clock)))
     return out
 
 
 def train_rounds(cfg: ModelConfig, nanogpt_mod, batch: int, seq: int, rounds: int,
-                 warmup: int) -> dict:
+                 warmup: int, clock) -> dict:
     """ms per optimizer step (forward + backward + AdamW), ours vs nanoGPT, per round."""
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, cfg.vocab_size, (batch, seq), generator=g)
@@ -151,7 +165,9 @@ def train_rounds(cfg: ModelConfig, nanogpt_mod, batch: int, seq: int, rounds: in
         if r % 2:
             items.reverse()
         for name, f in items:
-            out[name].append(timed(f))
+            t0 = clock()
+            f()
+            out[name].append((clock() - t0) * 1e3)
     return out
 
 
@@ -179,9 +195,16 @@ def main(argv=None) -> int:
     ap.add_argument("--train-batch", type=int, default=16, help="training batch (default 16)")
     ap.add_argument("--train-seq", type=int, default=128, help="training sequence (default 128)")
     ap.add_argument("--no-train", action="store_true", help="skip the training comparison")
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="wall: elapsed time (default); thread: CPU time of the calling thread, "
+                         "which a busy machine inflates much less (only with --threads 1, where "
+                         "all the work runs on that thread)")
     ap.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = ap.parse_args(argv)
 
+    if args.clock == "thread" and args.threads != 1:
+        ap.error("--clock thread needs --threads 1 (other threads' work would not be counted)")
+    clock = time.thread_time if args.clock == "thread" else time.perf_counter
     torch.set_num_threads(args.threads)
     cfg = ModelConfig.preset(args.preset)
     prompt = torch.randint(0, cfg.vocab_size, (1, args.prompt_len),
@@ -202,16 +225,18 @@ def main(argv=None) -> int:
           f"load average before: {os.getloadavg()}")
     bw = memory_bandwidth()
     bound = decode_weight_bytes(cfg) / (bw * 1e9) * 1e3
-    dec = decode_rounds(contenders, args.new_tokens, args.rounds, args.warmup)
+    dec = decode_rounds(contenders, args.new_tokens, args.rounds, args.warmup, clock)
     bw_after = memory_bandwidth()
-    result = {"shape": args.preset, "threads": args.threads, "torch": info.torch_version,
+    result = {"shape": args.preset, "threads": args.threads, "clock": args.clock,
+              "load_before": os.getloadavg(), "torch": info.torch_version,
               "cpu": info.cpu, "bandwidth_gbs": [bw, bw_after],
               "weight_mb": decode_weight_bytes(cfg) / 1e6, "decode_ms": dec}
     bw_best = max(bw, bw_after)
     bound = decode_weight_bytes(cfg) / (bw_best * 1e9) * 1e3
     print(f"\nDecode at {args.preset} (L={cfg.n_layer}, d={cfg.d_model}, vocab={cfg.vocab_size}),"
           f" batch 1, fp32, prompt {args.prompt_len}, {args.new_tokens} new tokens, "
-          f"{args.rounds} rounds")
+          f"{args.rounds} rounds, {args.clock} clock")
+    print("(each round: the median of its decode steps; ratio: median over rounds of ours/it)")
     print(f"{'':22s} {'median ms/token':>16s} {'min':>7s} {'max':>7s} {'ours / it':>10s}")
     for name, v in dec.items():
         print(f"{name:22s} {statistics.median(v):16.1f} {min(v):7.1f} {max(v):7.1f} "
@@ -223,7 +248,7 @@ def main(argv=None) -> int:
 
     if not args.no_train:
         tcfg = ModelConfig.preset(args.train_preset)
-        tr = train_rounds(tcfg, nano, args.train_batch, args.train_seq, args.rounds, 2)
+        tr = train_rounds(tcfg, nano, args.train_batch, args.train_seq, args.rounds, 2, clock)
         result["train_ms"] = tr
         print(f"\nOne training step (forward, backward, AdamW) at {args.train_preset} "
               f"(L={tcfg.n_layer}, d={tcfg.d_model}, vocab={tcfg.vocab_size}), "
@@ -232,6 +257,7 @@ def main(argv=None) -> int:
             print(f"{name:22s} {statistics.median(v):10.1f} ms  (min {min(v):.1f}, "
                   f"max {max(v):.1f})  ours / it = {ratio(tr['ours'], v):.2f}")
     print(f"load average after: {os.getloadavg()}")
+    result["load_after"] = os.getloadavg()
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return 0
