@@ -2,7 +2,10 @@
 
 ``pin`` fixes the thread count and the seeds. With the same seed and thread count, PyTorch on
 a CPU repeats itself bit for bit across processes; 1 and 2 threads differ in the last digits,
-and training amplifies that, so every notebook pins both (the book uses 2 threads).
+and training amplifies that, so every notebook pins both. The book uses one thread: its models
+are small enough that a second thread mostly adds synchronisation (on a busy 2-core machine,
+training ran many times slower with two), and one thread gives the same numbers on any laptop
+whatever its core count. Chapter 7 varies the thread count on purpose, and says so.
 
 ``progress`` wraps long loops in a tqdm bar when a person runs the notebook in Jupyter, and
 stays silent when ``DEPTHNOTES_QUIET`` is set, as the tests and the notebook runner do, so
@@ -18,7 +21,7 @@ import numpy as np
 import torch
 
 #: Threads every notebook runs with; results are bitwise repeatable at a fixed count.
-BOOK_THREADS = 2
+BOOK_THREADS = 1
 
 
 def pin(seed: int = 0, threads: int = BOOK_THREADS) -> None:
