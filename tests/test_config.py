@@ -61,6 +61,7 @@ BASE = dict(n_layer=2, d_model=64, n_head=4)
     (dict(branch_scale="1/sqrt(L)"), ValueError, "branch_scale"),
     (dict(branch_scale=None), TypeError, "branch_scale"),
     (dict(ln_eps=0.0), ValueError, "ln_eps"),
+    (dict(activation="relu"), ValueError, "activation must be one of"),
     # contradictory combinations
     (dict(norm="pre", init="deepnorm"), ValueError, "init='deepnorm'"),
     (dict(norm="post", init="deepnorm"), ValueError, "init='deepnorm'"),

@@ -99,6 +99,23 @@ def test_deepnorm_block_uses_alpha():
     assert Transformer(tiny(norm="post")).h[0].alpha == 1.0
 
 
+def test_activation_is_gpt2s_tanh_gelu_by_default_or_the_exact_one():
+    x = torch.linspace(-6, 6, 2001).view(1, 1, -1)
+    for activation, expected in (("gelu_tanh", torch.nn.GELU(approximate="tanh")),
+                                 ("gelu", torch.nn.GELU())):
+        config = tiny(activation=activation) if activation != "gelu_tanh" else tiny()
+        mlp = Transformer(config, seed=0).h[0].mlp
+        mlp.c_fc.forward = lambda h: h                  # look at the nonlinearity alone
+        mlp.c_proj.forward = lambda h: h
+        assert torch.equal(mlp(x), expected(x)), activation
+    # The two are close: the comment on ACTIVATIONS says "less than 1e-3".
+    gap = (torch.nn.GELU()(x) - torch.nn.GELU(approximate="tanh")(x)).abs().max().item()
+    assert 1e-5 < gap < 1e-3
+    # Same seed, same weights: only the function differs.
+    a, b = Transformer(tiny(), seed=0), Transformer(tiny(activation="gelu"), seed=0)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
 def test_bad_input_is_a_clear_error():
     model = Transformer(tiny(), seed=0)
     with pytest.raises(ValueError, match="context=40"):
