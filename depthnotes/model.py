@@ -9,7 +9,8 @@ onto it name for name. One block, three placements of the LayerNorm::
     deepnorm:  the post form with a = alpha(L) from DeepNet and s = 1
 
 ``s`` is ``config.branch_multiplier`` (1, or 1/sqrt(2L)). Post-norm and DeepNorm are one
-code path: DeepNorm is post-norm with the residual up-weighted by alpha.
+code path: DeepNorm is post-norm with the residual up-weighted by alpha. The FFN's GELU is the
+exact one by default and GPT-2's tanh form in the GPT-2 presets (``config.ACTIVATIONS``).
 
 Weights of the linear maps are stored ``[in, out]`` (GPT-2's ``Conv1D`` layout), because on a
 CPU ``x @ W`` with ``W`` contiguous ``[in, out]`` streams the weights faster than ``nn.Linear``'s

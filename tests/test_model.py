@@ -99,12 +99,14 @@ def test_deepnorm_block_uses_alpha():
     assert Transformer(tiny(norm="post")).h[0].alpha == 1.0
 
 
-def test_activation_is_gpt2s_tanh_gelu_by_default_or_the_exact_one():
+def test_activation_is_the_exact_gelu_by_default_and_gpt2s_tanh_form_in_gpt2_presets():
+    assert tiny().activation == "gelu"
+    assert all(ModelConfig.preset(n).activation == "gelu_tanh"
+               for n in ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl"))
     x = torch.linspace(-6, 6, 2001).view(1, 1, -1)
     for activation, expected in (("gelu_tanh", torch.nn.GELU(approximate="tanh")),
                                  ("gelu", torch.nn.GELU())):
-        config = tiny(activation=activation) if activation != "gelu_tanh" else tiny()
-        mlp = Transformer(config, seed=0).h[0].mlp
+        mlp = Transformer(tiny(activation=activation), seed=0).h[0].mlp
         mlp.c_fc.forward = lambda h: h                  # look at the nonlinearity alone
         mlp.c_proj.forward = lambda h: h
         assert torch.equal(mlp(x), expected(x)), activation
@@ -112,7 +114,7 @@ def test_activation_is_gpt2s_tanh_gelu_by_default_or_the_exact_one():
     gap = (torch.nn.GELU()(x) - torch.nn.GELU(approximate="tanh")(x)).abs().max().item()
     assert 1e-5 < gap < 1e-3
     # Same seed, same weights: only the function differs.
-    a, b = Transformer(tiny(), seed=0), Transformer(tiny(activation="gelu"), seed=0)
+    a, b = Transformer(tiny(), seed=0), Transformer(tiny(activation="gelu_tanh"), seed=0)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
