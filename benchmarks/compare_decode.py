@@ -260,15 +260,16 @@ def main(argv=None) -> int:
         contenders["nanoGPT (no cache)"] = nanogpt_decoder(nano, cfg, prompt)
 
     info = machine_info()
+    load_before = os.getloadavg()
     print(f"torch {info.torch_version}, {info.threads} threads, {info.cpu}; "
-          f"load average before: {os.getloadavg()}")
+          f"load average before: {load_before}")
     weight_bytes = decode_weight_bytes(cfg)
     dec = decode_rounds(contenders, args.new_tokens, args.rounds, args.warmup, clock)
     bandwidth = dec.pop("bandwidth")
     bound = [weight_bytes / (bw * 1e9) * 1e3 for bw in bandwidth]     # ms/token, per round
     stream = stream_reference_ms(weight_bytes, args.rounds)
     result = {"shape": args.preset, "threads": args.threads, "clock": args.clock,
-              "load_before": os.getloadavg(), "torch": info.torch_version,
+              "load_before": load_before, "torch": info.torch_version,
               "cpu": info.cpu, "bandwidth_gbs": bandwidth, "bound_ms": bound,
               "stream_reference_ms": stream,
               "weight_mb": weight_bytes / 1e6, "decode_ms": dec}
