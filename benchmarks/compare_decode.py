@@ -17,7 +17,9 @@ first block stamps the clock as each step enters the stack, and a round reports 
 its steps (one interruption by another process cannot move it). Every model is timed once per
 round, rounds repeat, and the ratio ours/theirs is taken per round and then its median: a load
 that drifts during the run affects both sides of a ratio.
-No weights are downloaded (models are built from configs; ``HF_HUB_OFFLINE=1``).
+No weights are downloaded (models are built from configs; ``HF_HUB_OFFLINE=1``). Before timing,
+HF's random weights are copied into ours and the two must give the same logits (to 1e-4) and the
+same greedy tokens: the comparison is between two implementations of one function.
 
     python benchmarks/compare_decode.py --help
 """
@@ -45,20 +47,51 @@ from depthnotes.model import _few_rows_matmul  # noqa: E402
 
 
 # -- the contenders: each is a function n -> generate n new tokens after the prompt ------------
-def ours_decoder(cfg: ModelConfig, prompt: torch.Tensor):
-    model = Transformer(cfg, seed=0).eval()
+def ours_decoder(model: Transformer, prompt: torch.Tensor):
     return (lambda n: model.generate(prompt, n)), model.h[0]
 
 
-def hf_decoders(cfg: ModelConfig, prompt: torch.Tensor):
+def copy_hf_weights(ours: Transformer, hf) -> None:
+    """Copy an HF ``GPT2LMHeadModel``'s weights into ours, name for name (both store the linear
+    maps ``[in, out]``; HF's head is tied to ``wte``, so it is skipped)."""
+    params = dict(ours.named_parameters())
+    with torch.no_grad():
+        for name, value in hf.state_dict().items():
+            if name == "lm_head.weight":
+                continue
+            params[name.removeprefix("transformer.")].copy_(value)
+
+
+def same_function(ours: Transformer, hf, prompt: torch.Tensor, new_tokens: int = 8):
+    """With HF's weights copied into ours: the largest logit difference on ``prompt`` and whether
+    greedy decoding picks the same ``new_tokens`` tokens. Checks that the two models timed side
+    by side compute the same function (GPT-2's, with its tanh GELU), not just the same shapes."""
+    copy_hf_weights(ours, hf)
+    with torch.inference_mode():
+        diff = (ours(prompt)[0] - hf(input_ids=prompt).logits).abs().max().item()
+        theirs = hf.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                             max_new_tokens=new_tokens, min_new_tokens=new_tokens, pad_token_id=0)
+    return diff, torch.equal(ours.generate(prompt, new_tokens), theirs)
+
+
+def hf_decoders(cfg: ModelConfig, prompt: torch.Tensor, ours: Transformer | None = None):
     try:
         from transformers import GPT2Config, GPT2LMHeadModel
     except ImportError:
         return {}
     hf_cfg = GPT2Config(n_layer=cfg.n_layer, n_embd=cfg.d_model, n_head=cfg.n_head,
                         n_inner=cfg.d_ff, vocab_size=cfg.vocab_size, n_positions=cfg.context,
-                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+                        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                        layer_norm_epsilon=cfg.ln_eps,
+                        activation_function="gelu_new" if cfg.activation == "gelu_tanh"
+                        else "gelu")
     model = GPT2LMHeadModel(hf_cfg).eval()
+    if ours is not None:
+        diff, same = same_function(ours, model, prompt)
+        print(f"same function: with HF's weights copied into ours, max |logit difference| = "
+              f"{diff:.1e} on the prompt; greedy tokens {'identical' if same else 'DIFFERENT'}")
+        if not same or diff > 1e-4:
+            sys.exit("the two models do not compute the same function: not comparing them")
     mask = torch.ones_like(prompt)
 
     @torch.inference_mode()
@@ -250,9 +283,10 @@ def main(argv=None) -> int:
                            generator=torch.Generator().manual_seed(0))
     nano = load_nanogpt(args.nanogpt_path)
 
-    contenders = {"ours": ours_decoder(cfg, prompt)}
+    ours = Transformer(cfg, seed=0).eval()
+    contenders = {"ours": ours_decoder(ours, prompt)}
     if not args.no_hf:
-        hf = hf_decoders(cfg, prompt)
+        hf = hf_decoders(cfg, prompt, ours)
         if not hf:
             print("transformers is not installed: skipping HF (pip install transformers)")
         contenders.update(hf)
