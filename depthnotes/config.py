@@ -37,7 +37,7 @@ BRANCH_SCALE_RULES = ("1/sqrt(2L)",)
 #:
 #: - ``"gelu"``: the exact GELU, x * Phi(x) (PyTorch's ``nn.GELU()``, nanoGPT); the default,
 #:   because on a CPU it is several times cheaper than the tanh form (torch 2.13, AVX-512:
-#:   ~4.8x), which makes a small model's training step ~4 % faster (``benchmarks/``)
+#:   ~4.8x), which makes a small model's training step a few per cent faster (``benchmarks/``)
 #: - ``"gelu_tanh"``: the tanh approximation GPT-2 was trained with; the GPT-2 presets use it,
 #:   so that they compute GPT-2's function.
 #:
@@ -141,9 +141,9 @@ class ModelConfig:
         return cls(**fields)
 
 
-#: Named shapes. The GPT-2 family is from Radford et al. (2019), with GPT-2's tanh GELU; the tiny shapes are sized so
-#: that a forward and backward pass takes milliseconds on a laptop CPU. "deepnet-thin" is the
-#: shape of DeepNet's update-size experiment (d=64, FFN 128, 2 heads).
+#: Named shapes. The GPT-2 family is from Radford et al. (2019), with GPT-2's tanh GELU; the
+#: tiny shapes are sized so that a forward and backward pass takes milliseconds on a laptop CPU.
+#: "deepnet-thin" is the shape of DeepNet's update-size experiment (d=64, FFN 128, 2 heads).
 PRESETS: dict[str, dict] = {
     "gpt2-small": dict(n_layer=12, d_model=768, n_head=12, activation="gelu_tanh"),
     "gpt2-medium": dict(n_layer=24, d_model=1024, n_head=16, activation="gelu_tanh"),
