@@ -41,7 +41,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 import torch  # noqa: E402
 
 from depthnotes import ModelConfig, Transformer  # noqa: E402
-from depthnotes.latency import (decode_weight_bytes, machine_info,  # noqa: E402
+from depthnotes.latency import (_timed, decode_weight_bytes, machine_info,  # noqa: E402
                                 memory_bandwidth)
 from depthnotes.model import _few_rows_matmul  # noqa: E402
 
@@ -186,17 +186,10 @@ def stream_reference_ms(n_bytes: int, rounds: int) -> list[float]:
     next to the copy-bandwidth bound (a copy streams faster than a matrix-vector product)."""
     w = torch.randn(3072, n_bytes // 4 // 3072)
     x = torch.randn(1, 3072)
-    out = []
     with torch.inference_mode():
-        _few_rows_matmul(x, w)
-        for _ in range(rounds):
-            best = float("inf")
-            for _ in range(3):
-                t0 = time.perf_counter()
-                _few_rows_matmul(x, w)
-                best = min(best, time.perf_counter() - t0)
-            out.append(best * 1e3)
-    return out
+        _few_rows_matmul(x, w)                  # warm-up
+        return [min(_timed(lambda: _few_rows_matmul(x, w)) for _ in range(3))
+                for _ in range(rounds)]
 
 
 def train_rounds(cfg: ModelConfig, nanogpt_mod, batch: int, seq: int, rounds: int,

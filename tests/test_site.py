@@ -385,12 +385,18 @@ def test_widgets_render(page_reports):
         pytest.skip("no page of the site shows a widget output (the chapters may hide them)")
 
 
-def test_next_links_walk_the_table_of_contents(browser_context, site):
-    """From the first page, the "next" links visit every page of the sidebar, in its order."""
+def _open(browser_context, rel: str):
+    """A new page of the served site at ``rel``, loaded, with its problem log."""
     context, base, blocked = browser_context
     page = context.new_page()
     log = PageLog(page, blocked)
-    page.goto(base + "book/intro.html", wait_until="load")
+    page.goto(base + rel, wait_until="load")
+    return page, log
+
+
+def test_next_links_walk_the_table_of_contents(browser_context, site):
+    """From the first page, the "next" links visit every page of the sidebar, in its order."""
+    page, log = _open(browser_context, "book/intro.html")
     sidebar = page.eval_on_selector_all(
         "nav.bd-docs-nav a.reference.internal",
         "links => links.map(a => new URL(a.getAttribute('href'), location.href).pathname)")
@@ -412,10 +418,7 @@ def test_next_links_walk_the_table_of_contents(browser_context, site):
 
 def test_search_finds_chapters(browser_context, site):
     """The search box works offline and finds the parameter-counting chapter."""
-    context, base, blocked = browser_context
-    page = context.new_page()
-    log = PageLog(page, blocked)
-    page.goto(base + "book/intro.html", wait_until="load")
+    page, log = _open(browser_context, "book/intro.html")
     page.keyboard.press("Control+k")
     box = page.locator("input[name='q']:visible").first
     box.fill("parameters")
@@ -432,10 +435,7 @@ def test_search_finds_chapters(browser_context, site):
 
 def test_claims_page_links_reach_their_checks(browser_context, site):
     """Each claim's link on the claims page lands on the check for that claim in its chapter."""
-    context, base, blocked = browser_context
-    page = context.new_page()
-    log = PageLog(page, blocked)
-    page.goto(base + "book/claims.html", wait_until="load")
+    page, log = _open(browser_context, "book/claims.html")
     links = page.eval_on_selector_all(
         "article table a.reference.internal",
         "links => links.map(a => [a.textContent.trim(), a.href])")
