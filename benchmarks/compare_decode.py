@@ -159,22 +159,23 @@ def step_times(fn, first_block, n: int, clock) -> list[float]:
     return [(b - a) * 1e3 for a, b in zip(stamps[1:], stamps[2:])]
 
 
-def decode_rounds(contenders: dict, new_tokens: int, rounds: int, warmup: int, clock) -> dict:
-    """Per round, each contender's median decode-step time (ms), and the copy bandwidth (GB/s)
-    measured at the start of the round (key ``"bandwidth"``)."""
+def decode_rounds(contenders: dict, new_tokens: int, rounds: int, warmup: int,
+                  clock) -> tuple[dict, list[float]]:
+    """Per round, each contender's median decode-step time (ms); and per round the copy
+    bandwidth (GB/s) measured at its start."""
     for fn, _ in contenders.values():
         for _ in range(warmup):
             fn(1 + new_tokens)
     out = {k: [] for k in contenders}
-    out["bandwidth"] = []
+    bandwidth = []
     for r in range(rounds):
-        out["bandwidth"].append(memory_bandwidth(repeats=3))
+        bandwidth.append(memory_bandwidth(repeats=3))
         items = list(contenders.items())
         if r % 2:  # alternate the order, so no one always runs right after the same neighbour
             items.reverse()
         for name, (fn, first) in items:
             out[name].append(statistics.median(step_times(fn, first, new_tokens, clock)))
-    return out
+    return out, bandwidth
 
 
 def stream_reference_ms(n_bytes: int, rounds: int) -> list[float]:
@@ -291,8 +292,7 @@ def main(argv=None) -> int:
     print(f"torch {info.torch_version}, {info.threads} threads, {info.cpu}; "
           f"load average before: {load_before}")
     weight_bytes = decode_weight_bytes(cfg)
-    dec = decode_rounds(contenders, args.new_tokens, args.rounds, args.warmup, clock)
-    bandwidth = dec.pop("bandwidth")
+    dec, bandwidth = decode_rounds(contenders, args.new_tokens, args.rounds, args.warmup, clock)
     bound = [weight_bytes / (bw * 1e9) * 1e3 for bw in bandwidth]     # ms/token, per round
     stream = stream_reference_ms(weight_bytes, args.rounds)
     result = {"shape": args.preset, "threads": args.threads, "clock": args.clock,
