@@ -30,11 +30,8 @@ Run it from a shell: ``python -m depthnotes latency --help``.
 
 from __future__ import annotations
 
-import os
-import platform
 import statistics
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
@@ -43,7 +40,7 @@ import torch
 from .config import ModelConfig
 from .model import Transformer
 from .params import count_params
-from .runtime import progress
+from .runtime import MachineInfo, machine_info, num_threads, progress
 
 
 # -- plain data ---------------------------------------------------------------------------
@@ -67,17 +64,6 @@ class Timing:
     def spread(self) -> float:
         """(max - min) / median: how noisy the repeats were."""
         return (self.max - self.min) / self.median if self.median > 0 else float("nan")
-
-
-@dataclass(frozen=True)
-class MachineInfo:
-    """What a timing depends on besides the model."""
-
-    cpu: str
-    threads: int
-    torch_version: str
-    python: str
-    load_average: float | None  # 1-minute load average when measured (None if unknown)
 
 
 @dataclass(frozen=True)
@@ -128,43 +114,6 @@ class LatencyFit:
 
 
 # -- the machine --------------------------------------------------------------------------
-def cpu_name() -> str:
-    """The CPU's model name (from /proc/cpuinfo on Linux), or what ``platform`` knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def machine_info() -> MachineInfo:
-    try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):
-        load = None
-    return MachineInfo(cpu=cpu_name(), threads=torch.get_num_threads(),
-                       torch_version=torch.__version__, python=platform.python_version(),
-                       load_average=load)
-
-
-@contextmanager
-def num_threads(threads: int | None):
-    """Run the body with torch's intra-op thread count set to ``threads`` (None: unchanged)."""
-    if threads is None:
-        yield
-        return
-    _check_int("threads", threads, 1)
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None = None) -> float:
     """This machine's memory bandwidth in GB/s, from copying a large fp32 array.
 
