@@ -13,8 +13,10 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
   position lookup, the final norm and the output head. At GPT-2's vocabulary (50,257) and a
   small width the head is many layers' worth of work and hides the depth effect.
 * ``memory_bandwidth`` and ``roofline_ms`` — decoding one token reads every weight once, so
-  it cannot be faster than (weight bytes read per token) / (memory bandwidth).
-* ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2.
+  it cannot be faster than (weight bytes read per token) / (memory bandwidth). That bound is
+  computed in one place (``_bound_ms``); ``LatencyResult.bound_ms`` applies it to a result.
+* ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2: the book's one line
+  fit (``fitting.linear_fit``), whose ``intercept`` is a and ``slope`` is b.
 
 How a decode time is measured: one call ``model.generate(prompt, 1 + n)`` runs the prompt
 (prefill, which also picks the first new token) and then ``n`` decode steps. A forward
@@ -37,7 +39,9 @@ from typing import Iterable, Sequence
 
 import torch
 
+from .checks import check_int, check_number
 from .config import ModelConfig
+from .fitting import LinearFit, linear_fit
 from .model import Transformer
 from .params import count_params
 from .runtime import MachineInfo, machine_info, num_threads, progress
@@ -89,6 +93,10 @@ class LatencyResult:
         """Median ms per decode step (batch 1: per generated token)."""
         return self.decode.median
 
+    def bound_ms(self, bandwidth_gbs: float) -> float:
+        """The memory-bandwidth bound on this shape's decode step at ``bandwidth_gbs``, in ms."""
+        return _bound_ms(self.weight_bytes, bandwidth_gbs)
+
     def as_dict(self) -> dict:
         """Flat plain numbers, for tables and JSON."""
         d = asdict(self)
@@ -100,19 +108,6 @@ class LatencyResult:
         return d
 
 
-@dataclass(frozen=True)
-class LatencyFit:
-    """ms/token = a + b * L, fitted by least squares; ``r2`` is the coefficient of
-    determination."""
-
-    a: float   # ms: what every token costs whatever the depth (embedding, head, overhead)
-    b: float   # ms per layer
-    r2: float
-
-    def predict(self, n_layer: float) -> float:
-        return self.a + self.b * n_layer
-
-
 # -- the machine --------------------------------------------------------------------------
 def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None = None) -> float:
     """This machine's memory bandwidth in GB/s, from copying a large fp32 array.
@@ -121,8 +116,8 @@ def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None
     STREAM "copy" benchmark). The array should be much larger than the last-level cache.
     Returns the best of ``repeats`` (the machine's capability, not its noise).
     """
-    _check_int("megabytes", megabytes, 1)
-    _check_int("repeats", repeats, 1)
+    check_int("megabytes", megabytes, 1)
+    check_int("repeats", repeats, 1)
     with num_threads(threads):
         src = torch.ones(megabytes * 2**20 // 4)
         dst = torch.empty_like(src)
@@ -145,10 +140,14 @@ def decode_weight_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
 
 
 def roofline_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
-    """The memory-bandwidth bound on one decode step, in ms: weight bytes / bandwidth."""
-    if not bandwidth_gbs > 0:
-        raise ValueError(f"bandwidth_gbs must be > 0, got {bandwidth_gbs!r}")
-    return decode_weight_bytes(config) / (bandwidth_gbs * 1e9) * 1e3
+    """The memory-bandwidth bound on one decode step of ``config``, in ms."""
+    return _bound_ms(decode_weight_bytes(config), bandwidth_gbs)
+
+
+def _bound_ms(weight_bytes: int, bandwidth_gbs: float) -> float:
+    """The bound itself: the time to stream ``weight_bytes`` once at ``bandwidth_gbs``, in ms."""
+    check_number("bandwidth_gbs", bandwidth_gbs, low=0.0, low_open=True)
+    return weight_bytes / (bandwidth_gbs * 1e9) * 1e3
 
 
 # -- measuring ----------------------------------------------------------------------------
@@ -169,11 +168,11 @@ def measure_many(models: Sequence[Transformer | ModelConfig], *, prompt_len: int
     greedily after a random prompt of ``prompt_len`` tokens, ``batch`` sequences at once.
     ``warmup`` untimed runs first; then ``repeats`` timed rounds over all models.
     """
-    _check_int("prompt_len", prompt_len, 1)
-    _check_int("new_tokens", new_tokens, 1)
-    _check_int("repeats", repeats, 1)
-    _check_int("warmup", warmup, 0)
-    _check_int("batch", batch, 1)
+    check_int("prompt_len", prompt_len, 1)
+    check_int("new_tokens", new_tokens, 1)
+    check_int("repeats", repeats, 1)
+    check_int("warmup", warmup, 0)
+    check_int("batch", batch, 1)
     if not models:
         raise ValueError("models is empty: give at least one Transformer or ModelConfig")
     built = []
@@ -245,8 +244,8 @@ def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: 
 
     Subtract its median from a decode time to get the time spent in the blocks.
     """
-    _check_int("calls", calls, 1)
-    _check_int("repeats", repeats, 1)
+    check_int("calls", calls, 1)
+    check_int("repeats", repeats, 1)
     if isinstance(model, ModelConfig):
         # only the embeddings and head matter here: build the model without blocks
         model = Transformer(model.replace(n_layer=1), seed=seed)
@@ -262,22 +261,12 @@ def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: 
     return Timing.of(samples)
 
 
-def fit_latency(n_layers: Sequence[float], ms: Sequence[float]) -> LatencyFit:
-    """Least-squares line ms = a + b * L through the points, and its R^2."""
-    xs, ys = [float(v) for v in n_layers], [float(v) for v in ms]
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError(f"need at least two (L, ms) points of equal count, got "
-                         f"{len(xs)} and {len(ys)}")
-    if len(set(xs)) < 2:
-        raise ValueError("need at least two different depths to fit a line")
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    a = my - b * mx
-    ss_tot = sum((y - my) ** 2 for y in ys)
-    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    return LatencyFit(a=a, b=b, r2=r2)
+def fit_latency(n_layers: Sequence[float], ms: Sequence[float]) -> LinearFit:
+    """The least-squares line ms = a + b * L through the points, and its R^2.
+
+    The book's one line fit: ``intercept`` is a (ms every token costs whatever the depth:
+    embedding, head, overhead), ``slope`` is b (ms per block), ``predict(L)`` the line."""
+    return linear_fit(n_layers, ms)
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -300,7 +289,7 @@ def format_table(results: Sequence[LatencyResult], bandwidth_gbs: float | None =
             h = head[i]
             row += ([f"{h.median:.2f}", f"{r.decode.median - h.median:.2f}"] if h else ["", ""])
         if bandwidth_gbs:
-            bound = r.weight_bytes / (bandwidth_gbs * 1e9) * 1e3
+            bound = r.bound_ms(bandwidth_gbs)
             row += [f"{bound:.2f}", f"{r.decode.median / bound:.2f}"]
         rows.append([str(v) for v in row])
     widths = [max(len(c), *(len(row[j]) for row in rows)) for j, c in enumerate(cols)]
@@ -318,115 +307,5 @@ def format_table(results: Sequence[LatencyResult], bandwidth_gbs: float | None =
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
-
-
 def _shape(c: ModelConfig) -> str:
     return f"(n_layer={c.n_layer}, d_model={c.d_model}, n_head={c.n_head})"
-
-
-# -- the command line: python -m depthnotes latency ... ---------------------------------
-DESCRIPTION = """\
-Measure per-token decode latency (KV cache, greedy, random weights) of one or more model
-shapes on this machine, and print a table: decode ms per step (median and min-max over the
-repeats), prefill ms, and the memory-bandwidth bound of each shape.
-
-Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size, --context;
---n-layer takes several depths, and one model is measured per depth (round-robin). With two
-or more depths the table ends with the fit ms/token = a + b*L.
-
-examples:
-  python -m depthnotes latency                                  # GPT-2 small
-  python -m depthnotes latency --preset mini --d-model 256 --n-head 4 --n-layer 2 8 32 --head
-  python -m depthnotes latency --n-layer 12 --threads 1 --batch 4
-"""
-
-
-def add_arguments(p) -> None:
-    """The ``latency`` command's options (used by ``python -m depthnotes``)."""
-    from .config import PRESETS
-
-    shape = p.add_argument_group("shape (start from a preset, then change fields)")
-    shape.add_argument("--preset", default="gpt2-small", choices=sorted(PRESETS),
-                       help="named shape to start from (default: gpt2-small)")
-    shape.add_argument("--n-layer", type=int, nargs="+", metavar="L",
-                       help="one or more depths to measure (default: the preset's)")
-    shape.add_argument("--d-model", type=int, metavar="D", help="width d (default: the preset's)")
-    shape.add_argument("--n-head", type=int, metavar="H",
-                       help="attention heads; must divide --d-model (default: the preset's)")
-    shape.add_argument("--vocab-size", type=int, metavar="V",
-                       help="vocabulary, i.e. rows of the output head (default: the preset's)")
-    shape.add_argument("--context", type=int, metavar="C",
-                       help="maximum positions; must hold prompt + new tokens + 1")
-    run = p.add_argument_group("how to measure")
-    run.add_argument("--prompt-len", type=int, default=16, metavar="N",
-                     help="prompt tokens run before decoding (default: 16)")
-    run.add_argument("--new-tokens", type=int, default=32, metavar="N",
-                     help="decode steps timed per repeat (default: 32)")
-    run.add_argument("--repeats", type=int, default=5, metavar="N",
-                     help="timed repeats; the table shows their median and min-max (default: 5)")
-    run.add_argument("--warmup", type=int, default=1, metavar="N",
-                     help="untimed runs before the repeats (default: 1)")
-    run.add_argument("--batch", type=int, default=1, metavar="B",
-                     help="sequences decoded at once (default: 1)")
-    run.add_argument("--threads", type=int, default=None, metavar="T",
-                     help="torch intra-op threads (default: torch's current setting)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random weights and prompt")
-    out = p.add_argument_group("what to report")
-    out.add_argument("--head", action="store_true",
-                     help="also time the depth-independent part (embedding lookup, final norm, "
-                          "output head) and split each decode step into head and blocks")
-    out.add_argument("--no-bandwidth", action="store_true",
-                     help="skip measuring memory bandwidth and the bound column")
-    out.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-
-
-def run(args, parser) -> int:
-    """Run the ``latency`` command; bad shapes or options exit with a message (status 2)."""
-    import json
-
-    from .config import ModelConfig
-
-    overrides = {k: getattr(args, k) for k in ("d_model", "n_head", "vocab_size", "context")
-                 if getattr(args, k) is not None}
-    for opt, minimum in (("prompt_len", 1), ("new_tokens", 1), ("repeats", 1), ("batch", 1),
-                         ("warmup", 0), ("threads", 1)):
-        value = getattr(args, opt)
-        if value is not None and value < minimum:
-            parser.error(f"--{opt.replace('_', '-')} must be >= {minimum}, got {value}")
-    try:
-        base = ModelConfig.preset(args.preset, **overrides)
-        depths = args.n_layer or [base.n_layer]
-        configs = [base.replace(n_layer=L) for L in depths]
-    except (ValueError, TypeError) as e:  # the config names the field and what it may be
-        parser.error(f"bad shape: {e}")
-    need = args.prompt_len + args.new_tokens + 1
-    if need > base.context:
-        parser.error(f"--prompt-len + --new-tokens + 1 = {need} exceeds the context of "
-                     f"{base.context} positions; lower them or raise --context")
-    with num_threads(args.threads):
-        results = measure_many(configs, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
-                               repeats=args.repeats, warmup=args.warmup, batch=args.batch,
-                               seed=args.seed, desc=None)
-        heads = ([head_latency(c, batch=args.batch, seed=args.seed) for c in configs]
-                 if args.head else None)
-        bw = None if args.no_bandwidth else memory_bandwidth()
-    print(format_table(results, bw, heads))
-    if len(set(depths)) >= 2:
-        fit = fit_latency(depths, [r.decode.median for r in results])
-        print(f"fit: ms/token = {fit.a:.2f} + {fit.b:.3f} * L   (R^2 = {fit.r2:.3f})")
-        if heads:
-            blocks = [r.decode.median - h.median for r, h in zip(results, heads)]
-            f2 = fit_latency(depths, blocks)
-            print(f"fit without the head: ms/token = {f2.a:.2f} + {f2.b:.3f} * L   "
-                  f"(R^2 = {f2.r2:.3f})")
-    if args.json:
-        payload = {"results": [r.as_dict() for r in results], "bandwidth_gbs": bw,
-                   "head_ms": [h.median for h in heads] if heads else None}
-        with open(args.json, "w") as f:
-            json.dump(payload, f, indent=1)
-    return 0

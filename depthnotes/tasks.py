@@ -24,14 +24,21 @@ read. A permutation keeps every answer uniformly distributed (chance = 1/n_nodes
 
 Targets at table and separator positions are -100, which ``torch.nn.functional.cross_entropy``
 ignores, so ``Transformer(cfg)(idx, targets)`` trains on the queries only.
+
+Chapter 3's depth sweep at one parameter budget runs from a shell:
+``python -m depthnotes khop --help``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
+
+from .checks import check_int, eval_mode
+from .model import Transformer
+from .params import count_params
+from .train import TrainConfig, train
 
 #: Target value the loss ignores (PyTorch's cross_entropy default ``ignore_index``).
 IGNORE = -100
@@ -52,16 +59,9 @@ class PointerChasing:
     n_queries: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("max_hops", "n_nodes", "n_queries"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-        if self.max_hops < 1:
-            raise ValueError(f"max_hops must be >= 1, got {self.max_hops}")
-        if self.n_nodes < 2:
-            raise ValueError(f"n_nodes must be >= 2, got {self.n_nodes}")
-        if self.n_queries < 1:
-            raise ValueError(f"n_queries must be >= 1, got {self.n_queries}")
+        check_int("max_hops", self.max_hops, 1)
+        check_int("n_nodes", self.n_nodes, 2)
+        check_int("n_queries", self.n_queries, 1)
 
     @property
     def vocab_size(self) -> int:
@@ -88,13 +88,19 @@ class PointerChasing:
     def batch(self, batch_size: int, seed: int,
               hops: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(idx, targets)``, both ``(batch_size, seq_len)`` int64; the same seed gives the
-        same batch. Each query's k is drawn uniformly from 1..max_hops, or is ``hops`` for
-        every query when given. Targets are -100 except at the query positions."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-        if hops is not None and not (isinstance(hops, int) and 1 <= hops <= self.max_hops):
+        same batch (``sample`` with a generator seeded by ``seed``)."""
+        return self.sample(batch_size, torch.Generator().manual_seed(int(seed)), hops)
+
+    def sample(self, batch_size: int, generator: torch.Generator,
+               hops: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(idx, targets)``, both ``(batch_size, seq_len)`` int64, drawn from ``generator``
+        (the form ``train.train`` calls a batch function with). Each query's k is drawn
+        uniformly from 1..max_hops, or is ``hops`` for every query when given. Targets are
+        -100 except at the query positions."""
+        check_int("batch_size", batch_size, 1)
+        if hops is not None and check_int("hops", hops, 1) > self.max_hops:
             raise ValueError(f"hops must be None or an int in 1..{self.max_hops}, got {hops!r}")
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = generator
         n, q = self.n_nodes, self.n_queries
         table = torch.argsort(torch.rand(batch_size, n, generator=gen), dim=1)  # (B, n): f
         starts = torch.randint(0, n, (batch_size, q), generator=gen)           # (B, q): x
@@ -105,7 +111,7 @@ class PointerChasing:
         for k in range(1, self.max_hops + 1):                                   # f^k(x)
             answers = torch.where(ks >= k, torch.gather(table, 1, answers), answers)
         sep = torch.full((batch_size, 1), self.sep, dtype=torch.long)
-        idx = torch.cat([table, sep, self.query_token(ks, starts)], dim=1)
+        idx = torch.cat([table, sep, self.query_token(ks, starts)], dim=1)      # (B, seq_len)
         targets = torch.full_like(idx, IGNORE)
         targets[:, n + 1:] = answers
         return idx, targets
@@ -113,8 +119,7 @@ class PointerChasing:
 
 def follow_pointers(table: torch.Tensor, start: torch.Tensor, hops: int) -> torch.Tensor:
     """``f^hops(start)`` for each row: ``table`` (B, n) holds f, ``start`` (B, q) the x's."""
-    if hops < 0:
-        raise ValueError(f"hops must be >= 0, got {hops}")
+    check_int("hops", hops, 0)
     x = start
     for _ in range(hops):
         x = torch.gather(table, 1, x)
@@ -126,15 +131,13 @@ def query_accuracy(model, task: PointerChasing, hops: int, n_sequences: int = 25
                    seed: int = 10**9) -> float:
     """Fraction of ``hops``-hop queries answered exactly (argmax) on fresh sequences.
 
-    The default seed range (from 10**9) is far from the training batches' seeds."""
-    was_training = model.training
-    model.eval()
-    idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)
-    logits, _ = model(idx)
+    The default seed range (from 10**9) is far from the training batches' seeds. The model's
+    mode (training or eval) is the same afterwards as before."""
+    idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)   # (N, seq_len) each
+    with eval_mode(model):
+        logits, _ = model(idx)                                            # (N, seq_len, vocab)
     mask = targets != IGNORE
-    acc = (logits.argmax(-1)[mask] == targets[mask]).float().mean().item()
-    model.train(was_training)
-    return acc
+    return (logits.argmax(-1)[mask] == targets[mask]).float().mean().item()
 
 
 @dataclass(frozen=True)
@@ -153,77 +156,32 @@ class TaskRun:
 def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: int = 64,
                   lr: float = 3e-3, warmup: int = 40, seed: int = 0,
                   eval_sequences: int = 256) -> tuple[object, TaskRun]:
-    """Train ``Transformer(config)`` on ``task`` (a fresh mix of k = 1..max_hops every batch)
-    with AdamW, warmup and cosine decay, gradient clipping at 1.
+    """Train ``Transformer(config, seed=seed)`` on ``task`` with the book's one training loop
+    (``train.train``) and score it on every k.
 
-    A small loop of its own (the text trainer in ``train.py`` streams a corpus; here every
-    batch is drawn fresh, so nothing repeats). Batch ``s`` uses seed ``seed * 1_000_003 + s``;
-    evaluation uses seeds from 10**9. Returns the model and a ``TaskRun``.
+    Every batch is a fresh mix of k = 1..max_hops drawn with ``task.sample`` from the loop's
+    generator (seeded by ``seed``), so nothing repeats. The recipe: AdamW (betas 0.9, 0.98,
+    weight decay 0.01 on the weight matrices), ``warmup`` steps of linear warmup, then cosine
+    decay to zero, gradient clipping at 1. Only a non-finite loss or gradient stops a run
+    (no blow-up test: a task's loss may rise for a while). Accuracy uses fresh sequences with
+    seeds from 10**9 (``query_accuracy``); a diverged run scores 0. Returns the model and a
+    ``TaskRun``.
     """
-    from .model import Transformer
-    from .params import count_params
-
     if config.vocab_size != task.vocab_size or config.context < task.seq_len:
         raise ValueError(f"config needs vocab_size={task.vocab_size} and context >= "
                          f"{task.seq_len} for this task, got vocab_size={config.vocab_size}, "
                          f"context={config.context}")
+    check_int("eval_sequences", eval_sequences, 1)
+    recipe = TrainConfig(steps=steps, batch_size=batch_size, context=task.seq_len, lr=lr,
+                         warmup_steps=warmup, decay="cosine", min_lr_ratio=0.0,
+                         weight_decay=0.01, beta1=0.9, beta2=0.98, grad_clip=1.0,
+                         blowup_factor=None, seed=seed,
+                         eval_batches=1)   # train's held-out loss: one batch (unused here)
     model = Transformer(config, seed=seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
-    losses, diverged = [], False
-    for step in range(steps):
-        scale = (step + 1) / warmup if step < warmup else \
-            0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
-        for group in opt.param_groups:
-            group["lr"] = lr * scale
-        idx, targets = task.batch(batch_size, seed=seed * 1_000_003 + step)
-        _, loss = model(idx, targets)
-        if not torch.isfinite(loss):
-            diverged = True
-            break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(loss.item())
-    accuracy = {k: (0.0 if diverged else query_accuracy(model, task, k, eval_sequences))
+    result = train(model, lambda gen: task.sample(batch_size, gen), recipe,
+                   desc=f"L={config.n_layer}")
+    accuracy = {k: (0.0 if result.diverged else query_accuracy(model, task, k, eval_sequences))
                 for k in range(1, task.max_hops + 1)}
+    losses = tuple(result.train_losses[:result.steps_run])   # the applied steps' losses
     return model, TaskRun(config.n_layer, config.d_model, count_params(config).non_embedding,
-                          steps, accuracy, tuple(losses), diverged)
-
-
-# -- command line: chapter 3's depth sweep at one budget ---------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    """``python -m depthnotes.tasks``: train one model per depth at a fixed parameter budget on
-    pointer chasing and print each model's accuracy for every k (chapter 3's experiment; its
-    ``FULL=1`` setting is ``--steps 6000``)."""
-    import argparse
-
-    from .config import ModelConfig
-    from .params import shapes_for_budget
-    from .runtime import pin
-
-    p = argparse.ArgumentParser(prog="python -m depthnotes.tasks", description=main.__doc__)
-    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4])
-    p.add_argument("--budget", type=int, default=40_000)
-    p.add_argument("--steps", type=int, default=1500)
-    p.add_argument("--n-nodes", type=int, default=6)
-    p.add_argument("--max-hops", type=int, default=3)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--seed", type=int, default=0)
-    args = p.parse_args(argv)
-    pin(args.seed, threads=1)
-    task = PointerChasing(max_hops=args.max_hops, n_nodes=args.n_nodes, n_queries=args.n_nodes)
-    base = ModelConfig(n_layer=1, d_model=64, n_head=1, vocab_size=task.vocab_size,
-                       context=task.seq_len)
-    for s in shapes_for_budget(args.budget, base, n_layers=args.depths, tolerance=0.05,
-                               d_multiple=4):
-        _, run = train_on_task(s.config, task, steps=args.steps, batch_size=64, lr=args.lr,
-                               warmup=40, seed=args.seed, eval_sequences=512)
-        accs = ", ".join(f"k={k}: {a:.2f}" for k, a in run.accuracy.items())
-        print(f"L={s.n_layer} d={s.d_model} params={s.non_embedding}: {accs} "
-              f"({args.steps} steps{', diverged' if run.diverged else ''})", flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+                          steps, accuracy, losses, result.diverged)

@@ -21,10 +21,12 @@ stops and the result says so; nothing is raised. Chapter 4 counts such runs.
 
 Everything random is seeded by ``config.seed``: the training batches from one generator, the
 evaluation batches from another, so the same call gives the same numbers (at a fixed thread
-count). The model is trained in place; seed its initialisation when you build it.
+count). The model is trained in place; seed its initialisation when you build it. It leaves
+``train`` in the mode (training or eval) it came in with.
 
-Run it from the command line (``python -m depthnotes.train --help``) to train one model on the
-shipped corpus, e.g. chapter 5's 1,000-layer DeepNorm stack.
+Any experiment calls this one loop: the text corpus of chapters 4-6 and the synthetic task of
+chapter 3 (``tasks.train_on_task``) alike. From a shell, ``python -m depthnotes train --help``
+trains one model on the shipped corpus, e.g. chapter 5's 1,000-layer DeepNorm stack.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Callable
 
 import torch
 
+from .checks import check_choice, check_int, check_number, eval_mode
 from .runtime import progress
 
 DECAYS = ("cosine", "linear", "constant")
@@ -71,21 +74,20 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "context", "eval_batches"):
-            _check_int(name, getattr(self, name), minimum=1)
+            check_int(name, getattr(self, name), 1)
         for name in ("warmup_steps", "eval_every", "seed"):
-            _check_int(name, getattr(self, name), minimum=0)
-        _check_number("lr", self.lr, low=0.0, low_open=True)
-        if self.decay not in DECAYS:
-            raise ValueError(f"decay must be one of {list(DECAYS)}, got {self.decay!r}")
-        _check_number("min_lr_ratio", self.min_lr_ratio, low=0.0, high=1.0)
-        _check_number("weight_decay", self.weight_decay, low=0.0)
-        _check_number("beta1", self.beta1, low=0.0, high=1.0, high_open=True)
-        _check_number("beta2", self.beta2, low=0.0, high=1.0, high_open=True)
+            check_int(name, getattr(self, name), 0)
+        check_number("lr", self.lr, low=0.0, low_open=True)
+        check_choice("decay", self.decay, DECAYS)
+        check_number("min_lr_ratio", self.min_lr_ratio, low=0.0, high=1.0)
+        check_number("weight_decay", self.weight_decay, low=0.0)
+        check_number("beta1", self.beta1, low=0.0, high=1.0, high_open=True)
+        check_number("beta2", self.beta2, low=0.0, high=1.0, high_open=True)
         if self.grad_clip is not None:
-            _check_number("grad_clip", self.grad_clip, low=0.0, low_open=True,
+            check_number("grad_clip", self.grad_clip, low=0.0, low_open=True,
                           extra="(or None to turn clipping off)")
         if self.blowup_factor is not None:
-            _check_number("blowup_factor", self.blowup_factor, low=1.0, low_open=True,
+            check_number("blowup_factor", self.blowup_factor, low=1.0, low_open=True,
                           extra="(or None to turn the blow-up test off)")
 
     def replace(self, **changes) -> "TrainConfig":
@@ -172,7 +174,8 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
           desc: str | None = None) -> TrainResult:
     """Train ``model`` in place on ``data`` (see the module docstring); never raises on
     divergence. ``on_step(step, model)`` is called after every applied update (chapter 5
-    uses it to measure how far the model has moved)."""
+    uses it to measure how far the model has moved). The model trains in training mode and
+    is given back in the mode it came in with (also if the loop raises)."""
     config = TrainConfig() if config is None else config
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}")
@@ -187,58 +190,60 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
         lr=config.lr, betas=(config.beta1, config.beta2))
     gen = torch.Generator().manual_seed(config.seed)
     t0 = time.perf_counter()
+    was_training = model.training
     model.train()
-    for step in progress(range(config.steps), total=config.steps, desc=desc):
-        lr = config.lr_at(step)
-        for group in opt.param_groups:
-            group["lr"] = lr
-        x, y = train_fn(gen)
-        _, loss = model(x, targets=y)
-        loss_value = float(loss.detach())
-        result.train_losses.append(loss_value)
-        result.lrs.append(lr)
-        if not math.isfinite(loss_value):
-            _stop(result, step, f"training loss is {loss_value} (not finite)")
-            break
-        if config.blowup_factor is not None and step > 0 \
-                and loss_value > config.blowup_factor * result.train_losses[0]:
-            _stop(result, step, f"training loss {loss_value:.3g} exceeded "
-                                f"{config.blowup_factor:g} x the first step's "
-                                f"{result.train_losses[0]:.3g}")
-            break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        max_norm = config.grad_clip if config.grad_clip is not None else math.inf
-        norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
-        result.grad_norms.append(norm)
-        if not math.isfinite(norm):
-            _stop(result, step, f"gradient norm is {norm} (not finite)")
-            break
-        opt.step()
-        if on_step is not None:
-            on_step(step, model)
-        last = step == config.steps - 1
-        if last or (config.eval_every and (step + 1) % config.eval_every == 0):
-            result.eval_steps.append(step + 1)
-            result.eval_losses.append(evaluate(model, eval_fn, config))
+    try:
+        for step in progress(range(config.steps), total=config.steps, desc=desc):
+            lr = config.lr_at(step)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            x, y = train_fn(gen)
+            _, loss = model(x, targets=y)
+            loss_value = float(loss.detach())
+            result.train_losses.append(loss_value)
+            result.lrs.append(lr)
+            if not math.isfinite(loss_value):
+                _stop(result, step, f"training loss is {loss_value} (not finite)")
+                break
+            if config.blowup_factor is not None and step > 0 \
+                    and loss_value > config.blowup_factor * result.train_losses[0]:
+                _stop(result, step, f"training loss {loss_value:.3g} exceeded "
+                                    f"{config.blowup_factor:g} x the first step's "
+                                    f"{result.train_losses[0]:.3g}")
+                break
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            max_norm = config.grad_clip if config.grad_clip is not None else math.inf
+            norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+            result.grad_norms.append(norm)
+            if not math.isfinite(norm):
+                _stop(result, step, f"gradient norm is {norm} (not finite)")
+                break
+            opt.step()
+            if on_step is not None:
+                on_step(step, model)
+            last = step == config.steps - 1
+            if last or (config.eval_every and (step + 1) % config.eval_every == 0):
+                result.eval_steps.append(step + 1)
+                result.eval_losses.append(evaluate(model, eval_fn, config))
+    finally:
+        model.train(was_training)
     result.seconds = time.perf_counter() - t0
-    model.eval()
     return result
 
 
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, eval_fn: Callable, config: TrainConfig) -> float:
     """Mean loss over ``config.eval_batches`` held-out batches; the same batches every call
-    (their generator is seeded from ``config.seed``)."""
-    was_training = model.training
-    model.eval()
+    (their generator is seeded from ``config.seed``), in eval mode; the model's mode is the
+    same afterwards as before."""
     gen = torch.Generator().manual_seed(config.seed + 1_000_003)
     total = 0.0
-    for _ in range(config.eval_batches):
-        x, y = eval_fn(gen)
-        _, loss = model(x, targets=y)
-        total += float(loss)
-    model.train(was_training)
+    with eval_mode(model):
+        for _ in range(config.eval_batches):
+            x, y = eval_fn(gen)
+            _, loss = model(x, targets=y)
+            total += float(loss)
     return total / config.eval_batches
 
 
@@ -265,77 +270,3 @@ def _batch_functions(data, eval_data, config: TrainConfig):
         raise TypeError(f"eval_data must be a function generator -> (x, y), got "
                         f"{type(eval_fn).__name__}")
     return train_fn, eval_fn
-
-
-def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {type(value).__name__} {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
-
-
-def _check_number(name: str, value, low: float | None = None, high: float | None = None,
-                  low_open: bool = False, high_open: bool = False, extra: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number {extra}, got {type(value).__name__} {value!r}")
-    ok = math.isfinite(value)
-    if low is not None:
-        ok = ok and (value > low if low_open else value >= low)
-    if high is not None:
-        ok = ok and (value < high if high_open else value <= high)
-    if not ok:
-        lo = "" if low is None else ("(" if low_open else "[") + f"{low:g}"
-        hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
-        raise ValueError(f"{name} must be a finite number in {lo}, {hi} {extra}, got {value!r}"
-                         .replace("  ", " "))
-
-
-# -- command line: one run on the shipped corpus ---------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    """``python -m depthnotes.train``: build a model, train it on the shipped corpus, print
-    one line per result. Used for chapter 5's full 1,000-layer DeepNorm run."""
-    import argparse
-
-    from .config import ModelConfig
-    from .data import load_corpus
-    from .model import Transformer
-    from .runtime import pin
-
-    p = argparse.ArgumentParser(prog="python -m depthnotes.train", description=main.__doc__)
-    p.add_argument("--n-layer", type=int, default=100)
-    p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--n-head", type=int, default=2)
-    p.add_argument("--d-ff", type=int, default=128)
-    p.add_argument("--context", type=int, default=32)
-    p.add_argument("--norm", nargs="+", default=["deepnorm"], choices=["post", "pre", "deepnorm"],
-                   help="one or more norm placements to train, one after the other")
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--warmup-steps", type=int, default=20)
-    p.add_argument("--grad-clip", type=float, default=1.0, help="0 turns clipping off")
-    p.add_argument("--eval-every", type=int, default=25)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=2)
-    args = p.parse_args(argv)
-    pin(args.seed, threads=args.threads)
-    corpus = load_corpus()
-    tc = TrainConfig(steps=args.steps, batch_size=args.batch_size, context=args.context,
-                     lr=args.lr, warmup_steps=args.warmup_steps,
-                     grad_clip=args.grad_clip if args.grad_clip else None,
-                     seed=args.seed, eval_every=args.eval_every)
-    for norm in args.norm:
-        init = "deepnorm" if norm == "deepnorm" else "normal"
-        mc = ModelConfig(n_layer=args.n_layer, d_model=args.d_model, n_head=args.n_head,
-                         d_ff=args.d_ff, vocab_size=corpus.vocab_size, context=args.context,
-                         norm=norm, init=init)
-        model = Transformer(mc, seed=args.seed)
-        res = train(model, corpus, tc, desc=f"{norm} L={args.n_layer}")
-        evals = ", ".join(f"{s}: {v:.3f}" for s, v in zip(res.eval_steps, res.eval_losses))
-        print(f"{norm} L={args.n_layer}: {res.summary()}; eval loss by step {{{evals}}} "
-              f"({res.seconds:.0f} s)", flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

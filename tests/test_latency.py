@@ -1,4 +1,8 @@
-"""The latency bench (depthnotes.latency), its command line, and the model's decode layout."""
+"""The latency bench (depthnotes.latency) and the model's decode layout.
+
+Its command line (``python -m depthnotes latency``) is tested in test_cli.py, the machine
+information and thread control (``depthnotes.runtime``) in test_runtime.py.
+"""
 
 import json
 
@@ -6,10 +10,11 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
-from depthnotes.__main__ import main as cli_main
-from depthnotes.latency import (LatencyFit, Timing, decode_weight_bytes, fit_latency,
-                                format_table, head_latency, machine_info, measure_latency,
-                                measure_many, memory_bandwidth, num_threads, roofline_ms)
+from depthnotes.fitting import LinearFit
+from depthnotes.latency import (Timing, decode_weight_bytes, fit_latency, format_table,
+                                head_latency, measure_latency, measure_many, memory_bandwidth,
+                                roofline_ms)
+from depthnotes.runtime import num_threads
 
 TINY = dict(n_layer=2, d_model=32, n_head=4, vocab_size=64, context=64)
 
@@ -29,21 +34,22 @@ def test_timing_summarises_samples():
 
 
 def test_fit_recovers_a_line_and_r2():
+    """fit_latency is the book's one line fit: intercept a, slope b (ms per block), R^2."""
     fit = fit_latency([1, 2, 4, 8], [3.0 + 0.5 * L for L in (1, 2, 4, 8)])
-    assert isinstance(fit, LatencyFit)
-    assert fit.a == pytest.approx(3.0) and fit.b == pytest.approx(0.5)
+    assert isinstance(fit, LinearFit)
+    assert fit.intercept == pytest.approx(3.0) and fit.slope == pytest.approx(0.5)
     assert fit.r2 == pytest.approx(1.0)
     assert fit.predict(96) == pytest.approx(51.0)
     noisy = fit_latency([1, 2, 3, 4], [1.0, 3.0, 2.0, 4.0])
-    assert 0 < noisy.r2 < 1
+    assert noisy.slope == pytest.approx(0.8) and noisy.r2 == pytest.approx(0.64)
 
 
 def test_fit_rejects_too_few_points():
-    with pytest.raises(ValueError, match="at least two"):
+    with pytest.raises(ValueError, match=">= 2"):
         fit_latency([1], [2.0])
-    with pytest.raises(ValueError, match="different depths"):
+    with pytest.raises(ValueError, match="two different values"):
         fit_latency([4, 4], [1.0, 2.0])
-    with pytest.raises(ValueError, match="equal count"):
+    with pytest.raises(ValueError, match="same length"):
         fit_latency([1, 2, 3], [1.0, 2.0])
 
 
@@ -55,8 +61,10 @@ def test_weight_bytes_of_gpt2_small():
     # an untied head reads its own matrix instead of the embedding's: the same bytes
     assert decode_weight_bytes(c.replace(tie_embeddings=False)) == expected
     assert roofline_ms(c, 25.0) == pytest.approx(expected / 25e9 * 1e3)
-    with pytest.raises(ValueError, match="bandwidth"):
+    with pytest.raises(ValueError, match="bandwidth_gbs"):
         roofline_ms(c, 0.0)
+    with pytest.raises(TypeError, match="bandwidth_gbs"):
+        roofline_ms(c, "25")
 
 
 def test_memory_bandwidth_is_a_positive_rate():
@@ -64,16 +72,6 @@ def test_memory_bandwidth_is_a_positive_rate():
     assert 0.1 < bw < 10_000  # GB/s
     with pytest.raises(ValueError, match="megabytes"):
         memory_bandwidth(megabytes=0)
-
-
-def test_num_threads_restores_the_setting():
-    before = torch.get_num_threads()
-    with num_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="threads"):
-        with num_threads(0):
-            pass
 
 
 # -- measuring ----------------------------------------------------------------------------
@@ -89,8 +87,10 @@ def test_measure_many_returns_one_result_per_model():
         d = r.as_dict()
         assert d["decode_ms"] == r.decode.median and "machine_cpu" in d
         json.dumps(d)  # plain data
+    assert res[1].bound_ms(20.0) == pytest.approx(roofline_ms(cfg(n_layer=3), 20.0))
     table = format_table(res, bandwidth_gbs=20.0, head=[None, None])
     assert "bound ms" in table and "torch" in table
+    assert f"{res[1].bound_ms(20.0):.2f}" in table.splitlines()[3]   # L=3's row: its bound
 
 
 def test_measure_latency_with_threads_and_batch():
@@ -122,11 +122,6 @@ def test_deeper_is_slower_per_token():
     shallow, deep = measure_many([cfg(n_layer=1, d_model=64), cfg(n_layer=24, d_model=64)],
                                  prompt_len=4, new_tokens=8, repeats=3, threads=1, desc=None)
     assert deep.decode.median > shallow.decode.median
-
-
-def test_machine_info_names_the_cpu():
-    m = machine_info()
-    assert m.cpu and m.threads >= 1 and m.python
 
 
 # -- the model's decode layout --------------------------------------------------------------
@@ -164,47 +159,6 @@ def test_layout_change_keeps_the_seeded_init():
     g = torch.Generator().manual_seed(5)
     expected = torch.empty(64, 32).normal_(0.0, 0.02, generator=g)  # wte is drawn first
     assert torch.equal(a.wte.weight, expected)
-
-
-# -- the command line ---------------------------------------------------------------------
-def test_cli_prints_a_table_and_a_fit(capsys, tmp_path):
-    out_json = tmp_path / "r.json"
-    code = cli_main(["latency", "--preset", "tiny", "--n-layer", "1", "2", "--repeats", "1",
-                     "--new-tokens", "2", "--prompt-len", "3", "--warmup", "0", "--head",
-                     "--threads", "1", "--json", str(out_json)])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "decode ms/step" in out and "bound ms" in out and "blocks ms" in out
-    assert "fit: ms/token" in out and "fit without the head" in out
-    data = json.loads(out_json.read_text())
-    assert [r["n_layer"] for r in data["results"]] == [1, 2] and data["bandwidth_gbs"] > 0
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["--d-model", "100"], "d_model=100 must be divisible by n_head=12"),
-    (["--n-layer", "0"], "n_layer must be a positive int"),
-    (["--prompt-len", "0"], "--prompt-len must be >= 1"),
-    (["--context", "20"], "exceeds the context of 20"),
-    (["--threads", "0"], "--threads must be >= 1"),
-    (["--preset", "nope"], "invalid choice"),
-])
-def test_cli_bad_shapes_are_clear_errors(capsys, argv, message):
-    with pytest.raises(SystemExit) as e:
-        cli_main(["latency", *argv])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and "python -m depthnotes latency" in err
-
-
-def test_cli_help_explains_each_option(capsys):
-    with pytest.raises(SystemExit) as e:
-        cli_main(["latency", "--help"])
-    assert e.value.code == 0
-    out = capsys.readouterr().out
-    for opt in ("--n-layer", "--d-model", "--n-head", "--vocab-size", "--prompt-len",
-                "--new-tokens", "--repeats", "--warmup", "--batch", "--threads", "--head",
-                "--no-bandwidth", "--json"):
-        assert opt in out
 
 
 @pytest.mark.parametrize("k_in, k_out, rows", [(512, 2048, 1), (2048, 512, 1), (768, 1367, 1), (769, 2048, 1),

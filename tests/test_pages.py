@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from depthnotes.tools import api_page, build, claims, status, summaries
+from depthnotes.tools import api_page, assets, book, build, claims, status, summaries
 from depthnotes.tools.sphinx_site import docstring_problems, verbatim_if_invalid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,13 +83,17 @@ def test_a_claim_cell_without_output_is_an_error(tmp_path):
 
 def test_only_notebooks_in_the_toc_count(tmp_path):
     root = _book(tmp_path, [])
-    assert [p.name for p in claims.toc_notebooks(root)] == ["01_toy.ipynb"]
+    assert [p.name for p in book.toc_notebooks(root)] == ["01_toy.ipynb"]
 
 
 def test_the_books_claims_parse():
-    """Every claim line the book's chapters print follows the format."""
+    """Every claim C1-C17 is checked by a chapter, and every claim line follows the format."""
     found = claims.collect_claims(ROOT)
-    assert all(r.verdict in claims.VERDICTS for r in found.values())
+    assert sorted(found, key=lambda c: int(c[1:])) == [f"C{i}" for i in range(1, 18)]
+    assert set(found) == set(claims.CLAIMS)
+    for cid, r in found.items():
+        assert r.verdicts and all(v in claims.VERDICTS for v in r.verdicts), cid
+        assert all(m.strip() for m in r.measured), cid
 
 
 # ---------------------------------------------------------------- status
@@ -168,11 +172,11 @@ def test_unpack_copies_the_named_files_and_skips_the_rest(tmp_path):
     tgz = _tarball(tmp_path, {"package/es5/a.js": b"a", "package/es5/big.js": b"b",
                               "package/es5/x/y.woff": b"y", "package/LICENSE": b"L",
                               "package/other.txt": b"o"})
-    asset = build.NpmAsset("demo", "1.0.0", build._integrity(tgz),
+    asset = assets.NpmAsset("demo", "1.0.0", assets._integrity(tgz),
                            copy=(("package/es5", "demo"), ("package/LICENSE", "demo/LICENSE")),
                            skip=("big.js",))
     out = tmp_path / "out"
-    assert build._unpack(asset, tgz, out) == 3
+    assert assets._unpack(asset, tgz, out) == 3
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == \
         ["demo/LICENSE", "demo/a.js", "demo/x/y.woff"]
 
@@ -181,12 +185,12 @@ def test_a_cached_tarball_is_used_only_if_its_integrity_matches(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     tgz = _tarball(cache, {"package/a": b"a"})
-    asset = build.NpmAsset("demo", "1.0.0", build._integrity(tgz), copy=())
-    assert build._npm_pack(asset, cache) == tgz            # no npm call: found by its hash
+    asset = assets.NpmAsset("demo", "1.0.0", assets._integrity(tgz), copy=())
+    assert assets._npm_pack(asset, cache) == tgz            # no npm call: found by its hash
 
 
 def test_pins_are_exact_versions_with_sha512():
-    for asset in build.NPM_ASSETS:
+    for asset in assets.NPM_ASSETS:
         assert asset.version.count(".") == 2 and asset.version.replace(".", "").isdigit()
         assert asset.integrity.startswith("sha512-") and len(asset.integrity) == 95
 

@@ -42,7 +42,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from depthnotes.tools.build import STAMP_NAME, BuildError, build_site, site_is_stale
+from depthnotes.tools.assets import AssetError
+from depthnotes.tools.build import STAMP_NAME, build_site, site_is_stale
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -73,7 +74,7 @@ def site() -> Path:
         except subprocess.CalledProcessError as e:
             pytest.fail(f"the site build failed (exit {e.returncode}); run "
                         "`.venv/bin/python -m depthnotes.tools.build` to see the warnings")
-        except BuildError as e:          # e.g. no npm to fetch the offline assets
+        except AssetError as e:          # e.g. no npm to fetch the offline assets
             _missing(f"cannot build the site: {e}")
     return SITE
 

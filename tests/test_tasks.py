@@ -55,6 +55,19 @@ def test_same_seed_same_batch_and_different_seed_differs():
     assert not torch.equal(a[0], task.batch(8, seed=6)[0])
 
 
+def test_sample_draws_from_the_generator_it_is_given():
+    """The batch function form train.train calls: successive draws differ, a generator with
+    the same seed repeats them, and batch(seed) is sample with a generator seeded so."""
+    task = PointerChasing(max_hops=3)
+    gen = torch.Generator().manual_seed(7)
+    first, second = task.sample(4, gen), task.sample(4, gen)
+    assert not torch.equal(first[0], second[0])
+    again = torch.Generator().manual_seed(7)
+    assert torch.equal(task.sample(4, again)[0], first[0])
+    assert torch.equal(task.sample(4, again)[1], second[1])
+    assert torch.equal(task.batch(4, seed=7)[0], first[0])
+
+
 def test_answers_are_not_the_start_symbol_more_than_chance_allows():
     """The answer must depend on the table: for k=1 a permutation with few fixed points means
     f(x) == x about 1/n of the time, not always."""
@@ -102,6 +115,8 @@ def test_train_on_task_checks_the_config_and_is_deterministic():
     _, r2 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16)
     assert r1.losses == r2.losses and r1.accuracy == r2.accuracy
     assert set(r1.accuracy) == {1, 2} and not r1.diverged and len(r1.losses) == 5
+    _, r3 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16, seed=1)
+    assert r3.losses != r1.losses                        # the seed reaches init and batches
 
 
 def test_query_accuracy_of_an_oracle_is_one():
@@ -129,12 +144,3 @@ def test_query_accuracy_of_an_oracle_is_one():
 
     assert query_accuracy(Oracle(), task, hops=2, n_sequences=64) == 1.0
     assert abs(query_accuracy(Constant(), task, hops=1, n_sequences=512) - task.chance) < 0.05
-
-
-def test_command_line_prints_one_line_per_depth(capsys):
-    from depthnotes.tasks import main
-
-    assert main(["--steps", "2", "--depths", "1", "2", "--budget", "40000"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split()[0] for line in lines] == ["L=1", "L=2"]
-    assert all("k=1:" in line and "k=3:" in line and "(2 steps)" in line for line in lines)

@@ -156,14 +156,28 @@ def test_bad_data_is_a_type_error():
         train(torch.nn.Linear(1, 1), lambda g: None, {"steps": 1})
 
 
-def test_command_line_trains_and_reports(capsys):
-    """`python -m depthnotes.train` (used for chapter 5's 1,000-layer run) prints one line per
-    norm placement, in the format chapter 5 parses."""
-    from depthnotes.train import main
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_train_gives_the_model_back_in_its_mode(corpus, mode):
+    """train() trains in training mode and restores the caller's mode; evaluate() runs in
+    eval mode (seen by the model) and restores it too."""
+    model = tiny(corpus)
+    model.train(mode == "train")
+    seen = []
+    model.register_forward_pre_hook(lambda m, args: seen.append(m.training))
+    res = train(model, corpus, FAST.replace(steps=3, eval_every=0, eval_batches=1))
+    assert model.training == (mode == "train")
+    assert seen == [True, True, True, False]          # 3 training steps, 1 evaluation
+    seen.clear()
+    evaluate(model, lambda g: corpus.get_batch("val", 2, 16, g), res.config)
+    assert seen == [False] and model.training == (mode == "train")
 
-    assert main(["--n-layer", "2", "--d-model", "16", "--d-ff", "32", "--context", "8",
-                 "--steps", "4", "--eval-every", "2", "--norm", "deepnorm", "post",
-                 "--threads", "1"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert [ln.split(":")[0] for ln in lines] == ["deepnorm L=2", "post L=2"]
-    assert all("eval loss by step {2: " in ln for ln in lines)
+
+def test_train_restores_the_mode_when_the_loop_raises(corpus):
+    model = tiny(corpus).eval()
+
+    def broken(gen):
+        raise RuntimeError("no batch")
+
+    with pytest.raises(RuntimeError, match="no batch"):
+        train(model, broken, FAST.replace(steps=2))
+    assert not model.training

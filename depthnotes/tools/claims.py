@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from depthnotes.tools.book import toc_notebooks
+
 #: The three verdicts, from best to worst. Where a claim is checked in pieces, the worst wins.
 VERDICTS = ("reproduced", "reproduced with caveats", "not reproduced at this scale")
 
@@ -81,27 +83,6 @@ class ClaimResult:
     def verdict(self) -> str:
         """The worst verdict of the claim's pieces."""
         return max(self.verdicts, key=VERDICTS.index)
-
-
-def toc_notebooks(root: Path) -> list[Path]:
-    """The notebooks listed (not commented out) in ``_toc.yml``, in reading order."""
-    import yaml
-
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
-    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
 
 
 def _text_outputs(cell) -> str:

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from depthnotes.tools.book import ROOT
 
 
 def execute_notebook(path: Path, timeout: int = 600) -> float:

@@ -1,0 +1,160 @@
+"""The package's import graph: no cycles, and a core that needs no plotting and no tooling.
+
+Read with the standard library's ``ast`` from the source, not by importing: every ``import``
+and ``from ... import`` anywhere in a module counts — at the top, inside a function, under
+``if TYPE_CHECKING`` — because an import hidden in a function still makes a cycle, only a
+later one. Relative imports are resolved against the importing module's package, and
+``from package import name`` counts as importing the submodule ``package.name`` when there
+is one. Importing ``a.b.c`` is an edge to ``a.b.c`` only (Python also runs the packages'
+``__init__`` files, but a package importing its own submodules is not a cycle).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "depthnotes"
+#: The modules a reader imports first; they must load without plotting or the book's tooling.
+CORE = ("config", "params", "model", "init", "checks", "fitting")
+FORBIDDEN = ("matplotlib", "ipywidgets", "depthnotes.tools")
+
+
+def module_names(package: Path) -> dict[str, Path]:
+    """``depthnotes.x.y`` -> its file, for every module and package under ``package``."""
+    names = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def imports_of(name: str, path: Path) -> set[str]:
+    """Every module ``name`` (in file ``path``) imports anywhere, as absolute dotted names."""
+    is_package = path.name == "__init__.py"
+    here = name.split(".") if is_package else name.split(".")[:-1]   # the importing package
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - (node.level - 1)]
+                if node.level - 1 > len(here) - 1:
+                    raise ImportError(f"{path}: relative import beyond the top package")
+                parent = ".".join(base + ([node.module] if node.module else []))
+            else:
+                parent = node.module
+            found.add(parent)
+            found.update(f"{parent}.{alias.name}" for alias in node.names)   # maybe modules
+    return found
+
+
+def import_graph(package: Path = PACKAGE) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(edges between the package's own modules, every imported name of each module)."""
+    modules = module_names(package)
+    everything = {name: imports_of(name, path) for name, path in modules.items()}
+    internal = {name: {m for m in imported if m in modules and m != name}
+                for name, imported in everything.items()}
+    return internal, everything
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path ``[a, b, ..., a]``, or None if the graph has none
+    (depth-first search; a node seen again while still on the path closes a cycle)."""
+    state: dict[str, str] = {}          # "open" while on the path, "done" after
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            cycle = visit(start)
+            if cycle:
+                return cycle
+    return None
+
+
+def forbidden_chain(start: str, graph: dict[str, set[str]], imported: dict[str, set[str]],
+                    forbidden=FORBIDDEN) -> list[str] | None:
+    """An import chain from ``start`` to a forbidden module (directly or through the
+    package's own modules), e.g. ``[a, b, "matplotlib.pyplot"]``; None if there is none."""
+    def bad(name: str) -> bool:
+        return any(name == f or name.startswith(f + ".") for f in forbidden)
+
+    seen, queue = {start}, [[start]]
+    while queue:
+        chain = queue.pop(0)
+        hits = sorted(m for m in imported.get(chain[-1], ()) if bad(m))
+        if hits:
+            return chain + [hits[0]]
+        for nxt in sorted(graph.get(chain[-1], ())):
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(chain + [nxt])
+    return None
+
+
+# -- the checks themselves, on tiny fake graphs: they can fail ------------------------------
+def test_find_cycle_finds_a_cycle_and_only_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"x": {"a"}, "a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None     # a diamond
+    assert find_cycle({}) is None
+
+
+def test_forbidden_chain_follows_internal_imports():
+    graph = {"core": {"helper"}, "helper": set(), "clean": set()}
+    imported = {"core": {"helper", "numpy"}, "helper": {"matplotlib.pyplot"}, "clean": {"torch"}}
+    assert forbidden_chain("core", graph, imported) == ["core", "helper", "matplotlib.pyplot"]
+    assert forbidden_chain("clean", graph, imported) is None
+    assert forbidden_chain("clean", graph, {"clean": {"depthnotes.tools.build"}}) == \
+        ["clean", "depthnotes.tools.build"]
+
+
+def test_imports_are_read_at_every_level_and_resolved(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import f\n")
+    (pkg / "a.py").write_text("def f():\n    from .sub import b\n    import json\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("from .. import a\nfrom pkg.sub import c\n")
+    (pkg / "sub" / "c.py").write_text("")
+    graph, imported = import_graph(pkg)
+    assert graph["pkg.a"] == {"pkg.sub", "pkg.sub.b"}          # found inside a function
+    assert graph["pkg.sub.b"] == {"pkg", "pkg.a", "pkg.sub", "pkg.sub.c"}
+    assert "json" in imported["pkg.a"]
+    assert find_cycle(graph) == ["pkg", "pkg.a", "pkg.sub.b", "pkg"]
+
+
+# -- the package ----------------------------------------------------------------------------
+def test_the_package_has_no_import_cycle():
+    graph, _ = import_graph()
+    assert len(graph) > 20 and "depthnotes.tools.build" in graph    # the whole package read
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_needs_no_plotting_and_no_tooling(module):
+    graph, imported = import_graph()
+    name = f"depthnotes.{module}"
+    assert name in graph
+    chain = forbidden_chain(name, graph, imported)
+    assert chain is None, "the core imports " + " -> ".join(chain)
