@@ -19,7 +19,7 @@ import sys
 #: command name -> (module that implements it, one-line help)
 COMMANDS = {
     "latency": ("depthnotes.cli.latency", "measure per-token decode latency on this CPU"),
-    "train": ("depthnotes.cli.train", "train a model on the shipped corpus (chapter 5's deep runs)"),
+    "train": ("depthnotes.cli.train", "train models on the shipped corpus (chapter 5)"),
     "khop": ("depthnotes.cli.khop", "chapter 3's depth sweep on k-hop pointer chasing"),
     # "record": the lead adds its line here when depthnotes/cli/record.py is merged
 }
