@@ -5,7 +5,9 @@
 
 Runs each notebook in a fresh kernel from its own folder (as Jupyter and nbval do), with
 ``DEPTHNOTES_QUIET=1`` so no progress bar lands in the outputs, and without per-cell timing
-metadata, so a re-run that computes the same numbers leaves the file unchanged. Prints each
+metadata, so a re-run that computes the same numbers leaves the file unchanged. The prose's
+inline ``{eval}`` expressions are evaluated where they stand and stored with their cell
+(``depthnotes.tools.expressions``), as JupyterLab stores them. Prints each
 notebook's wall time. A notebook that raises stops with the error; nothing is written for it.
 """
 
@@ -25,12 +27,13 @@ from depthnotes.tools.book import ROOT
 def execute_notebook(path: Path, timeout: int = 600) -> float:
     """Execute ``path`` in place; returns the wall time in seconds."""
     import nbformat
-    from nbclient import NotebookClient
+
+    from depthnotes.tools.expressions import ExpressionClient
 
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)  # the run stores fresh widget state
     os.environ["DEPTHNOTES_QUIET"] = "1"
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+    client = ExpressionClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     client.execute()

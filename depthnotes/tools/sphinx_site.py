@@ -9,12 +9,24 @@
 2. **No script twice.** sphinx-thebe registers its inline configuration script each time the
    environment reads documents, and a page that declares ``const THEBE_JS_URL`` twice throws a
    console error in the browser. Identical script entries are kept once per page.
+3. **The prose's numbers from the stored outputs.** The chapters quote measured numbers with
+   MyST's inline ``{eval}`num.name``` role, which JupyterLab (``jupyterlab-myst``) evaluates in
+   the kernel. The site is built without a kernel, so this extension replaces myst-nb's
+   ``eval`` role (which needs inline execution) with one that reads the text that
+   ``depthnotes.publish.publish`` glued under ``name`` in the notebook's stored outputs, the
+   outputs nbval checks. A page that is not a notebook (the summaries page) may quote a name
+   that exactly one notebook publishes. An unknown or ambiguous name is a build error.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxRole
 
 _ROLE = re.compile(r":(?:[\w-]+:)+`")      # :py:class:`X` -> `X` (bare docutils knows no roles)
 
@@ -63,7 +75,65 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     scripts[:] = kept
 
 
+GLUE_MIME = "application/papermill.record/text/plain"
+_PUBLISHED = re.compile(r"num\.([A-Za-z_]\w*)\Z")   # what {eval} may quote: num.<name>
+
+
+def glued_texts(notebook: Path) -> dict[str, str]:
+    """``{name: text}`` of every glue record stored in ``notebook``'s outputs."""
+    found = {}
+    for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
+        for out in cell.get("outputs", []):
+            name = (out.get("metadata") or {}).get("scrapbook", {}).get("name")
+            if name and GLUE_MIME in out.get("data", {}):
+                found[name] = out["data"][GLUE_MIME]
+    return found
+
+
+class StoredEvalRole(SphinxRole):
+    """``{eval}`num.name``` filled from the stored glue record ``name`` (see the module doc)."""
+
+    def run(self):
+        match = _PUBLISHED.match(self.text.strip())
+        if not match:
+            return self._error(f"{{eval}}`{self.text}`: the book's prose quotes published "
+                               "numbers only, as {eval}`num.<name>` (see depthnotes.publish)")
+        name = match.group(1)
+        texts = self._texts()
+        here = texts.get(self.env.docname, {})
+        if name in here:
+            return [nodes.inline(self.rawtext, here[name], classes=["published"])], []
+        owners = [doc for doc, found in texts.items() if name in found]
+        if len(owners) == 1:
+            return [nodes.inline(self.rawtext, texts[owners[0]][name],
+                                 classes=["published"])], []
+        where = f"published by {', '.join(owners)}" if owners else "published by no notebook"
+        return self._error(f"{{eval}}`{self.text}`: {name!r} is {where} (stored outputs; "
+                           "run `python -m depthnotes.tools.execute` on the notebook)")
+
+    def _texts(self) -> dict[str, dict[str, str]]:
+        cache = getattr(self.env, "_depthnotes_published", None)
+        if cache is None:
+            cache = {}
+            for doc in sorted(self.env.found_docs):
+                path = Path(self.env.doc2path(doc))
+                if path.suffix == ".ipynb":
+                    cache[doc] = glued_texts(path)
+            self.env._depthnotes_published = cache
+        return cache
+
+    def _error(self, message: str):
+        msg = self.inliner.reporter.error(message, line=self.lineno)
+        return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+
+
+def _forget_published(app, env, docnames) -> None:
+    env._depthnotes_published = None       # re-read the stored outputs on every build
+
+
 def setup(app):
+    app.add_role("eval", StoredEvalRole(), override=True)   # after myst-nb's own (inline-only)
+    app.connect("env-before-read-docs", _forget_published)
     app.connect("autodoc-process-docstring", _process_docstring)
     app.connect("html-page-context", _dedupe_scripts, priority=100)   # before any handler returns a template
     return {"parallel_read_safe": True, "parallel_write_safe": True}
