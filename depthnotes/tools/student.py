@@ -30,6 +30,7 @@ import argparse
 import ast
 import copy
 import re
+import shutil
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -40,7 +41,10 @@ BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 PLACEHOLDER_COMMENT = "# YOUR CODE HERE"
 HIDE_TAGS = {"hide-input", "remove-input", "hide-cell"}
-_CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
+_CHECK_CALL = re.compile(r"\bcheck\s*\(")      # depthnotes.exercises.check("1.2", ...)
+#: Folders next to the notebooks that they read by relative path (records of long runs, results
+#: one chapter writes and another reads); the handout holds a copy of each.
+DATA_DIRS = ("records", "results")
 
 
 class SolutionFormatError(ValueError):
@@ -89,7 +93,7 @@ def exercise_problems(nb, name: str = "notebook") -> list[str]:
         where = f"{name}, cell {ex.answer}"
         if ex.check is None:
             problems.append(f"{where}: the next code cell after the answer is not a check "
-                            "(a call to depthnotes.exercises.check_*)")
+                            "(a call to depthnotes.exercises.check)")
         if "hide-input" not in cell.metadata.get("tags", []):
             problems.append(f"{where}: the answer cell needs the tag 'hide-input', so the site "
                             "hides the solution until the reader opens it")
@@ -245,8 +249,19 @@ book's "How to use this book" page; the notebooks need the `depthnotes` package 
 """
 
 
+def copy_data(notebooks: list[Path], out: Path) -> list[Path]:
+    """Copy the data folders (``DATA_DIRS``) found next to ``notebooks`` into ``out``."""
+    copied = []
+    for folder in sorted({p.parent / name for p in notebooks for name in DATA_DIRS}):
+        if folder.is_dir():
+            shutil.copytree(folder, out / folder.name, dirs_exist_ok=True)
+            copied.append(out / folder.name)
+    return copied
+
+
 def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -> list[Path]:
-    """Write the student (or, with ``nbgrader``, the instructor) version of each notebook."""
+    """Write the student (or, with ``nbgrader``, the instructor) version of each notebook,
+    with a copy of the data folders they read, so that ``out`` runs on its own."""
     import nbformat
 
     out.mkdir(parents=True, exist_ok=True)
@@ -260,6 +275,7 @@ def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -
         target = out / path.name
         nbformat.write(new, target)
         written.append(target)
+    copy_data(notebooks, out)
     if not nbgrader:
         (out / "README.md").write_text(STUDENT_README)
     return written
