@@ -1,16 +1,21 @@
 """The student version (``python -m depthnotes.tools.student``) and the exercise pattern.
 
 Unit tests of the solution replacement, the command itself, and — for every chapter in the
-book's table of contents, found automatically — an execution of the student version in a fresh
-kernel: every cell up to the first placeholder runs, each check fails on its placeholder with an
-``ExerciseError`` that carries a hint, and passes once the solution is run in its place (the run
-then goes on with the solution, so later cells see what the chapter computed).
+book's table of contents, found automatically — an execution of the handout: the command writes
+it into a temporary folder outside the repository, and each student notebook runs there once,
+in a fresh kernel whose working directory is that folder (so a file the handout lacks fails
+here). Each check fails on its placeholder with an ``ExerciseError`` that carries a hint, and
+passes once the solution is run in its place (the run then goes on with the solution, so later
+cells see what the chapter computed). With nbgrader installed (the ``instructor`` extra), the
+instructor version also goes through ``nbgrader generate_assignment`` and ``autograde``.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -38,6 +43,11 @@ def test_only_the_names_the_check_reads_are_kept():
     out = replace_solutions(src, wanted={"cheaper", "check_choice"})
     assert out == "# compare the two\n# YOUR CODE HERE\ncheaper = ..."
     assert "a = ..." in replace_solutions(src, wanted={"unrelated"})   # none read: keep all
+
+
+def test_assignments_inside_a_with_block_get_placeholders():
+    src = f"{BEGIN}\nwith ctx():\n    model = build()\nother = 1\n{END}"
+    assert replace_solutions(src, wanted={"model"}) == "# YOUR CODE HERE\nmodel = ..."
 
 
 def test_region_inside_a_function_raises_not_implemented():
@@ -74,7 +84,7 @@ def _toy_notebook():
     nb.cells = [
         nbformat.v4.new_markdown_cell("**Exercise 9.1.** Compute it."),
         nbformat.v4.new_code_cell(f"{BEGIN}\nanswer = 42\n{END}", metadata={"tags": ["hide-input"]}),
-        nbformat.v4.new_code_cell("check_number('9.1', answer, 42, hint='h')"),
+        nbformat.v4.new_code_cell("check('9.1', answer)"),
     ]
     nb.cells[2].outputs = [nbformat.v4.new_output("stream", text="Exercise 9.1: correct.\n")]
     nb.metadata["widgets"] = {"state": {}}
@@ -142,16 +152,39 @@ def _hint(evalue: str) -> str:
     return evalue.split("Hint:", 1)[1].strip() if "Hint:" in evalue else ""
 
 
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    """The handout, made by the command into a folder outside the repository."""
+    out = tmp_path_factory.mktemp("handout")
+    assert not out.resolve().is_relative_to(ROOT)
+    assert student.main(["--out", str(out)]) == 0
+    return out
+
+
+def test_handout_holds_what_the_notebooks_read(handout):
+    """Every file a chapter opens by a relative path is in the handout."""
+    for path in CHAPTERS:
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                         if c.cell_type == "code")
+        for rel in re.findall(r"""["']((?:records|results)/[^"']+)["']""", code):
+            assert (handout / rel).exists(), f"{path.name} reads {rel}, not in the handout"
+    for name in student.DATA_DIRS:
+        if (ROOT / "notebooks" / name).is_dir():
+            assert sorted(p.name for p in (handout / name).iterdir()) == \
+                sorted(p.name for p in (ROOT / "notebooks" / name).iterdir())
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_student_version_runs_and_checks_give_hints(path):
+def test_student_version_runs_and_checks_give_hints(path, handout):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     source = nbformat.read(path, as_version=4)
     exercises = {ex.check: ex for ex in find_exercises(source) if ex.check is not None}
-    nb = student_notebook(source)
+    nb = nbformat.read(handout / path.name, as_version=4)      # as the student gets it
+    assert len(nb.cells) == len(source.cells)
     client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(handout)}})
     problems: list[str] = []
     with client.setup_kernel():
         for i, cell in enumerate(nb.cells):
@@ -193,3 +226,45 @@ def test_student_version_runs_and_checks_give_hints(path):
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
     assert exercises, f"{path.name}: no checked exercise"
 
+
+
+# ---------------------------------------------------------------- nbgrader (instructor extra)
+
+def _nbgrader(*args: str, course: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}",
+                    f"--CourseDirectory.db_url=sqlite:///{course / 'gradebook.db'}"],
+                   check=True, cwd=course, env=env, capture_output=True, text=True)
+
+
+def test_nbgrader_makes_and_grades_the_assignment(tmp_path):
+    """The instructor version through nbgrader itself: ``generate_assignment`` of every chapter
+    (no solution left, checks locked, data copied), then ``autograde`` of chapter 1 for a
+    submission with the solutions (full marks) and one handed in blank (no marks)."""
+    pytest.importorskip("nbgrader", reason="nbgrader is the optional instructor extra "
+                                           "(pip install -e '.[instructor]')")
+    from nbgrader.api import Gradebook
+
+    assert student.main(["--nbgrader", "--out", str(tmp_path / "source" / "all")]) == 0
+    _nbgrader("generate_assignment", "all", course=tmp_path)
+    for path in CHAPTERS:
+        text = (tmp_path / "release" / "all" / path.name).read_text()
+        assert BEGIN not in text and "raise NotImplementedError()" in text
+    assert (tmp_path / "release" / "all" / "records").is_dir()
+
+    first = CHAPTERS[0]
+    student.main(["--nbgrader", "--out", str(tmp_path / "source" / "one"), str(first)])
+    _nbgrader("generate_assignment", "one", course=tmp_path)
+    for who, version in (("solved", "source"), ("blank", "release")):
+        (tmp_path / "submitted" / who / "one").mkdir(parents=True)
+        shutil.copy(tmp_path / version / "one" / first.name,
+                    tmp_path / "submitted" / who / "one")
+        _nbgrader("db", "student", "add", who, course=tmp_path)
+    _nbgrader("autograde", "one", course=tmp_path)
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        solved, blank = (gb.find_submission("one", who) for who in ("solved", "blank"))
+        assert solved.max_score == len(find_exercises(nbformat.read(first, as_version=4)))
+        assert solved.score == solved.max_score and blank.score == 0

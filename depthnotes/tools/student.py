@@ -6,8 +6,8 @@
 
 An exercise in this book is three cells: a markdown task, an **answer cell** whose solution sits
 between the lines ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the markers nbgrader uses),
-and a **check cell** that calls a ``depthnotes.exercises.check_*`` function. The student version
-replaces each solution region with a placeholder that keeps the code valid:
+and a **check cell** that calls ``depthnotes.exercises.check``. The student version replaces
+each solution region with a placeholder that keeps the code valid:
 
 - a region at the top level of a cell becomes ``name = ...`` for each name it assigns that the
   check cell reads (so the check runs and says "not answered yet", with its hint), and a stub
@@ -17,11 +17,22 @@ replaces each solution region with a placeholder that keeps the code valid:
 
 All outputs are cleared (they would show the solutions' results), the stored widget state is
 dropped, and the ``hide-input`` tags that fold solutions away on the website are removed. The
-check cells are kept as they are. Nothing in ``notebooks/`` is modified.
+check cells are kept as they are (they hold no answer: ``depthnotes.answers`` does). The data
+folders the notebooks read by relative path (``DATA_DIRS``) are copied too, so the folder runs
+on its own. Nothing in ``notebooks/`` is modified.
 
 ``--nbgrader`` writes the *instructor* version instead: the notebooks with their solutions,
 plus the cell metadata nbgrader needs (answer cells are solution cells, check cells are
 read-only autograded test cells worth one point each), ready for ``nbgrader generate_assignment``.
+
+What is nbgrader's and what is ours. Grading is left to nbgrader (the optional ``instructor``
+extra; ``tests/test_student.py`` runs its ``generate_assignment`` and ``autograde`` on these
+files): release versions, locked cells, scoring, the gradebook. This module keeps only what
+nbgrader does not do: a handout that needs neither nbgrader nor a course database, and
+placeholders that keep a chapter runnable — ``name = ...`` lets the check answer "not answered
+yet" with a hint and the notebook run on, where nbgrader's ``raise NotImplementedError()``
+stops *Run all* at the first exercise. otter-grader was weighed too and not adopted: it reads
+only its own raw-cell question format, which the website would show (see book/coursework.md).
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ import argparse
 import ast
 import copy
 import re
+import shutil
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -40,7 +52,10 @@ BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 PLACEHOLDER_COMMENT = "# YOUR CODE HERE"
 HIDE_TAGS = {"hide-input", "remove-input", "hide-cell"}
-_CHECK_CALL = re.compile(r"\bcheck_\w+\s*\(")
+_CHECK_CALL = re.compile(r"\bcheck\s*\(")      # depthnotes.exercises.check("1.2", ...)
+#: Folders next to the notebooks that they read by relative path (records of long runs, results
+#: one chapter writes and another reads); the handout holds a copy of each.
+DATA_DIRS = ("records", "results")
 
 
 class SolutionFormatError(ValueError):
@@ -89,7 +104,7 @@ def exercise_problems(nb, name: str = "notebook") -> list[str]:
         where = f"{name}, cell {ex.answer}"
         if ex.check is None:
             problems.append(f"{where}: the next code cell after the answer is not a check "
-                            "(a call to depthnotes.exercises.check_*)")
+                            "(a call to depthnotes.exercises.check)")
         if "hide-input" not in cell.metadata.get("tags", []):
             problems.append(f"{where}: the answer cell needs the tag 'hide-input', so the site "
                             "hides the solution until the reader opens it")
@@ -111,6 +126,8 @@ def _names_read(source: str) -> set[str]:
 
 
 def _assigned_names(stmt: ast.stmt) -> list[str]:
+    """Names ``stmt`` assigns, also inside a ``with``, ``if``, ``for`` or ``try`` block
+    (``with torch.device("meta"): model = ...`` assigns ``model``)."""
     targets: list[ast.expr] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
@@ -121,6 +138,10 @@ def _assigned_names(stmt: ast.stmt) -> list[str]:
         for node in ast.walk(t):
             if isinstance(node, ast.Name) and node.id not in names:
                 names.append(node.id)
+    if isinstance(stmt, (ast.With, ast.If, ast.For, ast.While, ast.Try)):
+        inner = stmt.body + getattr(stmt, "orelse", []) + getattr(stmt, "finalbody", [])
+        for sub in inner:
+            names += [n for n in _assigned_names(sub) if n not in names]
     return names
 
 
@@ -245,8 +266,19 @@ book's "How to use this book" page; the notebooks need the `depthnotes` package 
 """
 
 
+def copy_data(notebooks: list[Path], out: Path) -> list[Path]:
+    """Copy the data folders (``DATA_DIRS``) found next to ``notebooks`` into ``out``."""
+    copied = []
+    for folder in sorted({p.parent / name for p in notebooks for name in DATA_DIRS}):
+        if folder.is_dir():
+            shutil.copytree(folder, out / folder.name, dirs_exist_ok=True)
+            copied.append(out / folder.name)
+    return copied
+
+
 def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -> list[Path]:
-    """Write the student (or, with ``nbgrader``, the instructor) version of each notebook."""
+    """Write the student (or, with ``nbgrader``, the instructor) version of each notebook,
+    with a copy of the data folders they read, so that ``out`` runs on its own."""
     import nbformat
 
     out.mkdir(parents=True, exist_ok=True)
@@ -260,6 +292,7 @@ def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -
         target = out / path.name
         nbformat.write(new, target)
         written.append(target)
+    copy_data(notebooks, out)
     if not nbgrader:
         (out / "README.md").write_text(STUDENT_README)
     return written

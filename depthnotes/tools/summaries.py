@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from depthnotes.exercises import describe
 from depthnotes.tools.book import notebook_title, toc_notebooks
 from depthnotes.tools.status import load_runs
 from depthnotes.tools.student import find_exercises
 
 _GLUE = re.compile(r"(\{glue(?::\w*)?\}`)([^`]+)(`)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_CHECK_FN = re.compile(r"\b(check_\w+)\s*\(")
+#: ``check("n.m", ...)`` in a check cell: the exercise id it checks.
+_CHECK_ID = re.compile(r"\bcheck\(\s*\"([^\"]+)\"")
 
 
 def relocate_glue(text: str, notebook: Path) -> str:
@@ -115,7 +117,7 @@ def render_exercises(root: Path) -> str:
         tables += ["", f"### {title}", "", "| task | checked by |", "|---|---|"]
         for ex in exercises:
             task = relocate_glue(_task_text(nb, ex.answer), path).replace("|", "\\|")
-            fns = sorted(set(_CHECK_FN.findall(nb.cells[ex.check].source))) if ex.check else []
-            checked = ", ".join(f"`{f}`" for f in fns) or "—"
+            ids = _CHECK_ID.findall(nb.cells[ex.check].source) if ex.check is not None else []
+            checked = "; ".join(describe(i) for i in dict.fromkeys(ids)) or "—"
             tables.append(f"| {task} | {checked} |")
     return "\n".join(lines + tables) + "\n"

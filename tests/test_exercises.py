@@ -1,0 +1,352 @@
+"""The exercise checks (``depthnotes.exercises.check`` with ``depthnotes.answers``).
+
+Every exercise is checked against its solution and against plausible wrong answers, each of
+which must fail with a useful hint; no expected answer may appear in a cell the site or the
+handout shows, in a hint, or in the repr of the objects that hold it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+from depthnotes import ModelConfig, Transformer
+from depthnotes.answers import EXERCISES
+from depthnotes.exercises import (Choice, Experiment, ExerciseError, Function, Number, check,
+                                  describe)
+from depthnotes.latency import LatencyFit, LatencyResult, Timing
+from depthnotes.runtime import MachineInfo
+from depthnotes.tools.claims import toc_notebooks
+from depthnotes.tools.student import BEGIN, find_exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = [p for p in toc_notebooks(ROOT) if p.parent.name == "notebooks"]
+
+
+# ---------------------------------------------------------------- the chapters' values, made up
+
+def _meta(**kw) -> Transformer:
+    with torch.device("meta"):
+        return Transformer(ModelConfig(**{"d_model": 64, "n_head": 2, "d_ff": 128,
+                                          "vocab_size": 50, "context": 32, **kw}))
+
+
+def _timing(L: int, ms: float, d: int = 256) -> LatencyResult:
+    t = Timing.of([ms])
+    return LatencyResult(L, d, 4, 256, 0, 0, 1, 8, 12, t, t,
+                         MachineInfo("cpu", 1, torch.__version__, "3.11", None))
+
+
+def _non_embedding(model) -> int:
+    return sum(p.numel() for p in model.parameters()) - model.wte.weight.numel() \
+        - model.wpe.weight.numel()
+
+
+FIT = SimpleNamespace(intercept=0.02, slope=0.003)
+LFIT = LatencyFit(a=1.0, b=0.4, r2=1.0)
+TRAIN_IDS = torch.tensor([0, 0, 1, 2])
+CORPUS = SimpleNamespace(train=TRAIN_IDS, vocab_size=5)
+BASELINE = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
+GRID = {("pre", 1e-3, 0): "trained", ("pre", 1e-2, 0): "trained",
+        ("post", 1e-3, 0): "trained", ("post", 1e-2, 0): "stalled"}
+SWEEP = [SimpleNamespace(budget=P, n_layer=L, val_loss=v) for P, L, v in
+         ((25_000, 1, 2.31), (25_000, 2, 2.28), (25_000, 4, 2.35), (100_000, 1, 2.10))]
+DROP = [0.0, 0.02, 0.05, 0.08, 0.3, 0.5, 0.7, 0.9]
+HEAD = SimpleNamespace(median=2.0)
+SMALL = _meta(n_layer=4, d_model=16, d_ff=64)
+WIDE = _meta(n_layer=2, d_model=128, d_ff=512)
+PAIR = (_meta(n_layer=1, d_model=16), _meta(n_layer=1, d_model=16, tie_embeddings=False))
+POST_DEEP, POST_96 = _meta(n_layer=120, norm="post"), _meta(n_layer=96, norm="post")
+SCALED = _meta(n_layer=150, branch_scale="1/sqrt(2L)")
+EIGHT = _meta(n_layer=8)
+rng = random.Random(0)
+HITS = []
+for _ in range(2000):
+    f = rng.sample(range(8), 8)
+    x = rng.randrange(8)
+    HITS.append(f[f[x]] in (x, f[x], f.index(x)))
+
+
+def _block_params(d, m=4):
+    return 4 * d * d + 4 * d + 2 * d * m * d + m * d + d + 4 * d
+
+
+def _chase(f, x, k):
+    for _ in range(k):
+        x = f[x]
+    return x
+
+
+def _entropy(ids, V):
+    p = torch.bincount(ids, minlength=V).double()
+    p = p[p > 0] / p.sum()
+    return float(-(p * p.log()).sum())
+
+
+# id: (the solution, the values the check cell passes, [plausible wrong answers])
+# (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
+CASES = {
+    "1.1": (_block_params, {}, [lambda d, m=4: 12 * d * d, lambda d, m=4: 12 * d * d + 13 * d,
+                                lambda d, m=4: None, "12 d^2"]),
+    "1.2": (31, {}, [31.79, 32, 381, "31"]),
+    "1.3": (8 / 3, {}, [4, 8, 12.0, 2]),
+    "1.4": ("width", {}, ["depth", "wider", 1]),
+    "1.5": (_non_embedding(SMALL), {"model": SMALL, "conclusion": False},
+            [{"conclusion": True}, {"answer": 12 * 4 * 16 ** 2},
+             {"model": WIDE, "answer": _non_embedding(WIDE), "conclusion": True},
+             {"conclusion": "no"}]),
+    "2.1": (None, {}, [0.5, 100 * 0.0862, "0.08", 1.2]),
+    "2.2": (48, {}, [24, 4, 47.5]),
+    "2.3": (None, {}, [124_439_808, 124_439_808 + 50257 * 768 + 50257, 2 * 124_439_808]),
+    "2.4": (800, {"models": PAIR, "conclusion": True},
+            [{"conclusion": False}, {"models": PAIR[::-1]}, {"answer": 816},
+             {"models": PAIR[0]}]),
+    "3.1": (_chase, {}, [lambda f, x, k: f[x], lambda f, x, k: x, lambda f, x, k: f[f[x]]]),
+    "3.2": (1 / 9, {}, [9, 1 / 8, 0.2]),
+    "3.3": (5, {}, [3, 2, 4]),
+    "3.4": (0.5, {}, [2 / 6, 1 / 6, 0.6]),
+    "3.5": (HITS, {"n": 8, "conclusion": True},
+            [{"conclusion": False}, {"answer": HITS[:100]}, {"n": 3},
+             {"answer": [int(h) for h in HITS]}]),
+    "4.1": (0.02 + 0.003 * 200, {"fit": FIT}, [0.003 * 200, (0.02 + 0.003) * 200, 0.6]),
+    "4.2": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
+            [lambda v0, s, L1, L2: L2 / L1,
+             lambda v0, s, L1, L2: math.sqrt((v0 + L2 * s) / (v0 + L1 * s)),
+             lambda v0, s, L1, L2: (v0 + L1 * s) / (v0 + L2 * s)]),
+    "4.3": (_entropy, {"corpus": CORPUS, "baseline": BASELINE},
+            [lambda ids, V: _entropy(ids, V) / math.log(2), lambda ids, V: math.log(V),
+             lambda ids, V: 1 / 0]),
+    "4.4": ("trained", {"baseline": 3.35, "margin": 0.25}, ["stalled", "diverged"]),
+    "4.5": (np.array([5.0] + [1.0] * 119), {"model": POST_DEEP, "conclusion": True},
+            [{"conclusion": False}, {"model": POST_96, "answer": np.ones(96)},
+             {"answer": np.ones(50)}, {"model": _meta(n_layer=120)}]),
+    "5.1a": (lambda L: (2 * L) ** 0.25, {},
+             [lambda L: (8 * L) ** 0.25, lambda L: (2 * L) ** -0.25, lambda L: (2 * L) ** 0.5]),
+    "5.1b": (lambda L: (8 * L) ** -0.25, {},
+             [lambda L: (8 * L) ** 0.25, lambda L: (2 * L) ** -0.25, lambda L: 1 / (8 * L)]),
+    "5.2": (lambda v0, s, L: v0 + s, {},
+            [lambda v0, s, L: v0 + 2 * L * s, lambda v0, s, L: v0 + 2 * L * s / math.sqrt(2 * L),
+             lambda v0, s, L: s]),
+    "5.3": (1, {"grid": GRID, "verdict": lambda r: r}, [-1, 2, 1.5]),
+    "5.4": (np.array([1.0] * 150 + [1.4]), {"model": SCALED, "conclusion": True},
+            [{"conclusion": False}, {"answer": np.ones(150)}, {"model": _meta(n_layer=150)},
+             {"model": _meta(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
+    "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
+            [lambda P, L: round(math.sqrt(P / L)),
+             lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
+    "6.2": (128.0, {}, [96 / 12288, 1, 12288 / 12]),
+    "6.3": (2, {"sweep": SWEEP}, [4, 1, 2.5]),
+    "6.4": (3, {"drop_cost": DROP}, [4, 5, 1, 2.5]),
+    "6.5": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
+            {"model": EIGHT, "droppable": 2, "conclusion": True},
+            [{"conclusion": False}, {"answer": np.ones(5)}, {"model": "model"}]),
+    "7.1": (1.0 + 0.4 * 96, {"fit": LFIT}, [0.4 * 96, 2 * (1.0 + 0.4 * 48), 96]),
+    "7.2": (lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + V * d), {},
+            [lambda L, d, V: L * (12 * d * d + 13 * d) + 4 * d + V * d,
+             lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + 2 * V * d - d),
+             lambda L, d, V: 4 * L * 12 * d * d]),
+    "7.3": (None, {"bandwidth": 10.0}, [1.0, 1e-3, 40.0]),
+    "7.4": (2.0 / (2.0 + 1.0 + 6 * 0.4), {"head": HEAD, "fit": LFIT},
+            [2.0 / (1.0 + 6 * 0.4), 2.0 / (2.0 + 6 * 0.4), 0.5]),
+    "7.5": ((_timing(8, 1.0), _timing(16, 1.8)), {"fit": LFIT, "conclusion": True},
+            [{"conclusion": False}, {"answer": (_timing(16, 1.8), _timing(8, 1.0))},
+             {"answer": (_timing(8, 1.0, 512), _timing(16, 1.8, 512))},
+             {"answer": _timing(8, 1.0)}]),
+}
+
+
+def _solution(exercise):
+    """The solution's answer; None in CASES means: the spec's own expected value (computed
+    from the package, e.g. count_params), as an honest student would compute it."""
+    answer, given, _ = CASES[exercise]
+    return EXERCISES[exercise].expected(given) if answer is None else answer
+
+
+def _call(exercise, wrong):
+    answer, given, _ = CASES[exercise]
+    answer = _solution(exercise)
+    if isinstance(EXERCISES[exercise], Experiment) and isinstance(wrong, dict):
+        given = {**given, **wrong}
+        answer = given.pop("answer", answer)
+    else:
+        answer = wrong
+    check(exercise, answer, **given)
+
+
+def test_every_exercise_has_cases():
+    assert set(CASES) == set(EXERCISES)
+
+
+@pytest.mark.parametrize("exercise", list(CASES))
+def test_the_solution_passes(exercise, capsys):
+    _, given, _ = CASES[exercise]
+    check(exercise, _solution(exercise), **given)
+    assert f"Exercise {exercise}: correct." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("exercise", list(CASES))
+def test_wrong_answers_get_a_useful_hint(exercise):
+    wrongs = CASES[exercise][2]
+    assert len(wrongs) >= 2, "at least two plausible wrong answers per exercise"
+    for wrong in wrongs:
+        with pytest.raises(ExerciseError) as e:
+            _call(exercise, wrong)
+        what, _, hint = str(e.value).partition("\nHint: ")
+        assert what.startswith(f"Exercise {exercise}: ") and len(hint) >= 30, str(e.value)
+
+
+@pytest.mark.parametrize("exercise", list(CASES))
+def test_each_known_mistake_gets_its_own_hint(exercise):
+    spec = EXERCISES[exercise]
+    _, given, _ = CASES[exercise]
+    for m in spec.mistakes:
+        wrong = m.wrong if isinstance(spec, Function) else m.wrong(given)
+        with pytest.raises(ExerciseError, match=re.escape(m.hint)):
+            check(exercise, wrong, **given)
+
+
+@pytest.mark.parametrize("exercise", list(CASES))
+def test_a_placeholder_is_not_answered_yet(exercise):
+    spec = EXERCISES[exercise]
+    _, given, _ = CASES[exercise]
+    with pytest.raises(ExerciseError, match="not answered yet") as e:
+        check(exercise, ..., **given)
+    assert spec.idea in str(e.value)
+    for name in getattr(spec, "answers", ()):           # an experiment's other blanks
+        with pytest.raises(ExerciseError, match="not answered yet"):
+            check(exercise, _solution(exercise), **{**given, name: ...})
+
+
+def test_a_function_left_as_its_stub_is_not_answered_yet():
+    def block_params(d, ffn_mult=4):
+        raise NotImplementedError("replace this line with your code")
+
+    with pytest.raises(ExerciseError, match="not answered yet"):
+        check("1.1", block_params)
+
+
+def test_the_check_names_what_it_needs():
+    with pytest.raises(TypeError, match="fit"):
+        check("4.1", 0.6)
+    with pytest.raises(TypeError, match="unexpected"):
+        check("1.2", 31, fit=FIT)
+    with pytest.raises(KeyError, match="no exercise '9.9'"):
+        check("9.9", 1)
+    assert describe("1.2") == "a whole number, exactly"
+
+
+# ---------------------------------------------------------------- nothing gives the answer away
+
+def _fixed_answers():
+    """(id, expected) for every exercise whose answer does not depend on the chapter's run."""
+    out = []
+    for ex, spec in EXERCISES.items():
+        if spec.needs or not isinstance(spec, (Number, Choice)):
+            continue
+        out.append((ex, spec.expected({})))
+    return out
+
+
+def _numbers_in(text: str) -> list[float]:
+    """Every number written in ``text`` (code or prose; thousands separators allowed)."""
+    found = []
+    for m in re.finditer(r"(?<![\w.])\d[\d,_]*(\.\d+)?(e-?\d+)?(?![\w])", text):
+        try:
+            found.append(float(m.group(0).replace(",", "").replace("_", "")))
+        except ValueError:
+            pass
+    return found
+
+
+def _shown_cells(path: Path):
+    """(index, cell) of every cell whose source the site or the handout shows: all but the
+    solution cells (folded on the site, dropped from the handout)."""
+    nb = nbformat.read(path, as_version=4)
+    return [(i, c) for i, c in enumerate(nb.cells)
+            if not (c.cell_type == "code" and BEGIN in c.source)]
+
+
+#: Numbers in a chapter that equal an answer by coincidence, not as its answer: the exact
+#: source text, removed before the search (each one is read and justified here).
+COINCIDENCES = {
+    "3.4": ["bbox_to_anchor=(1.0, 0.5)"],      # where a figure's legend sits
+}
+
+
+def _leaks(text: str, expected) -> bool:
+    if isinstance(expected, str):
+        return bool(re.search(rf"""["']{re.escape(expected)}["']""", text))
+    value = float(expected)
+    if value.is_integer() and abs(value) < 20:
+        return repr(value) in text        # "5.0"; a bare 5 is every chapter's small number
+    written = _numbers_in(text) + [int(a) / int(b) for a, b in
+                                   re.findall(r"(?<![\w.])(\d+)\s*/\s*(\d+)(?![\w.])", text)
+                                   if int(b)]
+    tol = 1e-9 if value.is_integer() else 5e-3       # 0.17 or 0.167 for 1/6
+    return any(math.isclose(v, value, rel_tol=tol) for v in written)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_shown_cell_holds_an_expected_answer(path):
+    """No fixed answer of a chapter's exercises is written anywhere in that chapter that the
+    student reads: as a number (any of its usual forms, or a fraction such as 1/6; whole
+    numbers from 20 up, and any non-integral value) or, for a choice, as a quoted word in code. Small whole numbers (5, 12, 16) are also every chapter's
+    widths and counts, so for those the check cells are searched, which hold no literal at all
+    (see the next test)."""
+    problems = []
+    chapter = str(int(path.name[:2]))
+    for i, cell in _shown_cells(path):
+        for ex, expected in _fixed_answers():
+            if ex.split(".")[0] != chapter:
+                continue
+            text = cell.source
+            if isinstance(expected, str) and cell.cell_type == "markdown":
+                # a choice's options are listed in its task: all of them, equally often
+                options = EXERCISES[ex].options
+                if len({text.count(f'"{o}"') for o in options}) > 1:
+                    problems.append(f"cell {i}: singles out {expected!r} of exercise {ex}")
+                continue
+            for snippet in COINCIDENCES.get(ex, []):
+                text = text.replace(snippet, "")
+            if _leaks(text, expected):
+                problems.append(f"cell {i}: shows the answer to exercise {ex}: {text[:300]!r}")
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_check_cells_pass_names_only(path):
+    """A check cell calls check("n.m", answer, name=value...) with names from the chapter:
+    no literal (a number, a list of cases, a hint) after the exercise id."""
+    nb = nbformat.read(path, as_version=4)
+    calls = 0
+    for ex in find_exercises(nb):
+        tree = ast.parse(nb.cells[ex.check].source)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check":
+                calls += 1
+                exercise, *rest = node.args
+                assert isinstance(exercise, ast.Constant) and exercise.value in EXERCISES
+                for arg in rest + [k.value for k in node.keywords]:
+                    assert not any(isinstance(n, ast.Constant) for n in ast.walk(arg)), \
+                        f"{path.name}, exercise {exercise.value}: a literal in the check call"
+    assert calls >= len(find_exercises(nb))
+
+
+def test_hints_and_reprs_do_not_state_the_answer():
+    for ex, expected in _fixed_answers():
+        spec = EXERCISES[ex]
+        assert str(expected) not in repr(spec) and "expected" not in repr(spec)
+        for hint in [spec.idea] + [m.hint for m in spec.mistakes]:
+            assert not _leaks(hint, expected), f"exercise {ex}: a hint states the answer"
+    for spec in EXERCISES.values():
+        assert repr(spec) == f"<{type(spec).__name__} exercise>"
+        assert all(repr(m) == "Mistake(...)" for m in spec.mistakes)
