@@ -34,21 +34,28 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import torch  # noqa: E402
 
-from depthnotes import ModelConfig, Transformer  # noqa: E402
-from depthnotes.latency import (_timed, decode_weight_bytes, machine_info,  # noqa: E402
-                                memory_bandwidth)
-from depthnotes.model import _few_rows_matmul  # noqa: E402
+from depthnotes import ModelConfig, Transformer, fastpath  # noqa: E402
+from depthnotes.latency import _timed, decode_weight_bytes, memory_bandwidth  # noqa: E402
+from depthnotes.runtime import machine_info  # noqa: E402
 
 
 # -- the contenders: each is a function n -> generate n new tokens after the prompt ------------
-def ours_decoder(model: Transformer, prompt: torch.Tensor):
-    return (lambda n: model.generate(prompt, n)), model.h[0]
+def ours_decoder(model: Transformer, prompt: torch.Tensor, split: bool = True):
+    """Ours; with ``split=False`` the speed path (``depthnotes.fastpath``) is switched off for
+    the call, so that the benchmark shows what it buys."""
+    def run(n):
+        if split:
+            return model.generate(prompt, n)
+        with mock.patch.object(fastpath, "takes_split", lambda x, w: False):
+            return model.generate(prompt, n)
+    return run, model.h[0]
 
 
 def copy_hf_weights(ours: Transformer, hf) -> None:
@@ -179,7 +186,7 @@ def decode_rounds(contenders: dict, new_tokens: int, rounds: int, warmup: int,
 
 
 def stream_reference_ms(n_bytes: int, rounds: int) -> list[float]:
-    """ms for the model's matrix-vector product (``_few_rows_matmul``, as in a decode step) to
+    """ms for the model's matrix-vector product (``fastpath.matmul``, as in a decode step) to
     read ``n_bytes`` of fp32 weights held as one ``[3072, n]`` matrix, best of 3, per round.
 
     One large product has no per-layer overhead, so this is about the fastest that product
@@ -188,8 +195,8 @@ def stream_reference_ms(n_bytes: int, rounds: int) -> list[float]:
     w = torch.randn(3072, n_bytes // 4 // 3072)
     x = torch.randn(1, 3072)
     with torch.inference_mode():
-        _few_rows_matmul(x, w)                  # warm-up
-        return [min(_timed(lambda: _few_rows_matmul(x, w)) for _ in range(3))
+        fastpath.matmul(x, w)                   # warm-up
+        return [min(_timed(lambda: fastpath.matmul(x, w)) for _ in range(3))
                 for _ in range(rounds)]
 
 
@@ -256,6 +263,8 @@ def main(argv=None) -> int:
                     help="a local nanoGPT checkout (or its model.py) to compare with; "
                          "skipped when absent")
     ap.add_argument("--no-hf", action="store_true", help="skip HF transformers")
+    ap.add_argument("--no-split-off", action="store_true",
+                    help="skip timing ours with the speed path (depthnotes.fastpath) off")
     ap.add_argument("--train-preset", default="mini",
                     help="shape for the training-step comparison (default mini)")
     ap.add_argument("--train-batch", type=int, default=16, help="training batch (default 16)")
@@ -279,6 +288,8 @@ def main(argv=None) -> int:
 
     ours = Transformer(cfg, seed=0).eval()
     contenders = {"ours": ours_decoder(ours, prompt)}
+    if args.threads > 1 and not args.no_split_off:
+        contenders["ours, no split"] = ours_decoder(ours, prompt, split=False)
     if not args.no_hf:
         hf = hf_decoders(cfg, prompt, ours)
         if not hf:
@@ -304,10 +315,16 @@ def main(argv=None) -> int:
           f" batch 1, fp32, prompt {args.prompt_len}, {args.new_tokens} new tokens, "
           f"{args.rounds} rounds, {args.clock} clock")
     print("(each round: the median of its decode steps; ratio: median over rounds of ours/it)")
-    print(f"{'':22s} {'median ms/token':>16s} {'min':>7s} {'max':>7s} {'ours / it':>10s}")
+    hf = dec.get("HF generate")
+    print(f"{'':22s} {'median ms/token':>16s} {'min':>7s} {'max':>7s} {'ours / it':>10s}"
+          + (f" {'it / HF generate (range)':>26s}" if hf else ""))
     for name, v in dec.items():
+        vs_hf = ""
+        if hf:
+            per_round = [a / b for a, b in zip(v, hf)]
+            vs_hf = (f" {ratio(v, hf):15.2f} ({min(per_round):.2f}-{max(per_round):.2f})")
         print(f"{name:22s} {statistics.median(v):16.1f} {min(v):7.1f} {max(v):7.1f} "
-              f"{ratio(dec['ours'], v):10.2f}")
+              f"{ratio(dec['ours'], v):10.2f}{vs_hf}")
     print(f"weights read per token: {weight_bytes / 1e6:.0f} MB")
     print(f"copy bandwidth (r+w), per round: {_spread(bandwidth, '.1f')} GB/s")
     print(f"bound = weights / bandwidth:     {_spread(bound, '.1f')} ms/token; "
@@ -326,8 +343,11 @@ def main(argv=None) -> int:
               f"(L={tcfg.n_layer}, d={tcfg.d_model}, vocab={tcfg.vocab_size}), "
               f"batch {args.train_batch} x {args.train_seq}")
         for name, v in tr.items():
-            vs = "" if name == "nanoGPT" or "nanoGPT" not in tr else \
-                f"  {name} / nanoGPT = {ratio(v, tr['nanoGPT']):.3f}"
+            vs = ""
+            if name != "nanoGPT" and "nanoGPT" in tr:
+                per_round = [a / b for a, b in zip(v, tr["nanoGPT"])]
+                vs = (f"  {name} / nanoGPT = {ratio(v, tr['nanoGPT']):.3f} "
+                      f"(range {min(per_round):.3f}-{max(per_round):.3f})")
             print(f"{name:22s} {statistics.median(v):10.1f} ms  (min {min(v):.1f}, "
                   f"max {max(v):.1f}){vs}")
     print(f"load average after: {os.getloadavg()}")

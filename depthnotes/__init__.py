@@ -4,8 +4,7 @@ The core (config, params, init, model) needs only the standard library and PyTor
 and widgets live in their own modules and are imported only by the notebooks.
 """
 
-from .config import GPT2_FAMILY, PRESETS, ModelConfig
-from .init import DeepNormConstants, deepnorm_constants
+from .config import GPT2_FAMILY, PRESETS, DeepNormConstants, ModelConfig, deepnorm_constants
 from .model import Transformer
 from .params import ParamCount, count_params
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .config import PRESETS, ModelConfig
-from .params import BudgetShape, shapes_for_budget
+from .checks import check_choice
+from .config import PRESETS, ModelConfig, aspect_ratio
+from .params import BudgetShape, approx_non_embedding, shapes_for_budget
 
 LR_RULES = ("constant", "1/d")
 
@@ -48,8 +49,7 @@ class SweepPoint:
 
 def lr_for_width(lr_ref: float, d_model: int, d_ref: int, rule: str) -> float:
     """The learning rate a shape of width ``d_model`` gets under ``rule``."""
-    if rule not in LR_RULES:
-        raise ValueError(f"lr_rule must be one of {list(LR_RULES)}, got {rule!r}")
+    check_choice("lr_rule", rule, LR_RULES)
     return lr_ref if rule == "constant" else lr_ref * d_ref / d_model
 
 
@@ -66,8 +66,7 @@ def budget_sweep(shapes: list[BudgetShape], train_config, *, corpus=None, lr_rul
     from .model import Transformer
     from .train import train
 
-    if lr_rule not in LR_RULES:
-        raise ValueError(f"lr_rule must be one of {list(LR_RULES)}, got {lr_rule!r}")
+    check_choice("lr_rule", lr_rule, LR_RULES)
     corpus = load_corpus() if corpus is None else corpus
     points = []
     for s in shapes:
@@ -108,12 +107,13 @@ class PublishedShape:
 
     @property
     def aspect_ratio(self) -> float:
-        return self.d_model / self.n_layer
+        """Width over depth, d/L."""
+        return aspect_ratio(self.n_layer, self.d_model)
 
     @property
     def approx_non_embedding(self) -> int:
         """12 * L * d^2: the rule of thumb (the real models differ in FFN size and norms)."""
-        return 12 * self.n_layer * self.d_model ** 2
+        return approx_non_embedding(self.n_layer, self.d_model)
 
 
 def _gpt2(name: str) -> PublishedShape:

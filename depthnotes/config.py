@@ -1,8 +1,14 @@
-"""Model configuration: one validated dataclass and a few named shapes.
+"""Model configuration: one validated dataclass, a few named shapes, and the depth-dependent
+constants of the papers.
 
 Every experiment in the book is a ``ModelConfig``. It is checked when it is built, so a typo
 in a depth sweep fails at once with a message that names the field and what it may be,
 instead of failing deep inside PyTorch (or, worse, silently training the wrong model).
+
+The numbers that depend on the depth L are computed here, once each, and read from the
+config by the model and the init: ``branch_multiplier`` (1 or 1/sqrt(2L)), ``residual_alpha``
+and ``init_beta`` (DeepNet's alpha and beta, from ``deepnorm_constants``). GPT-2's scaled init
+std 0.02/sqrt(2L) is ``init.residual_output_std``.
 
 This module imports only the standard library: the parameter math in ``params.py`` works
 without PyTorch.
@@ -14,6 +20,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Union
+
+from .checks import check_choice, check_int, check_number
 
 #: Where the LayerNorm sits in a block:
 #:
@@ -27,8 +35,10 @@ NORMS = ("post", "pre", "deepnorm")
 #: - ``"normal"``: every weight matrix and embedding N(0, 0.02^2)
 #: - ``"gpt2"``: as "normal", but the two output projections that write into the residual
 #:   stream (attention c_proj, FFN c_proj) use std 0.02/sqrt(2L)
-#: - ``"deepnorm"``: DeepNet's beta-scaled Xavier init (only with norm="deepnorm")
-INITS = ("normal", "gpt2", "deepnorm")
+#: - ``"xavier"``: Xavier-normal matrices (the post-LN analyses' init; any norm placement)
+#: - ``"deepnorm"``: DeepNet's init, "xavier" with gain beta on W_V, W_O and the FFN (only
+#:   with norm="deepnorm")
+INITS = ("normal", "gpt2", "xavier", "deepnorm")
 
 #: The one named rule accepted for ``branch_scale``: multiply each branch by 1/sqrt(2L).
 BRANCH_SCALE_RULES = ("1/sqrt(2L)",)
@@ -55,6 +65,10 @@ class ModelConfig:
     ``d_ff`` defaults to 4*d_model. ``branch_scale`` multiplies each residual branch F(x)
     (1.0 = off; ``"1/sqrt(2L)"`` = the depth-aware scaling of chapter 5). ``activation`` is
     the FFN's nonlinearity (``ACTIVATIONS``).
+
+    The default activation is the exact GELU, so ``ModelConfig(n_layer=12, d_model=768,
+    n_head=12)`` has GPT-2 small's shape but not its function (GPT-2 uses the tanh form);
+    ``ModelConfig.preset("gpt2-small")`` is GPT-2 small, tanh GELU included.
     """
 
     n_layer: int
@@ -73,31 +87,34 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("n_layer", "d_model", "n_head", "vocab_size", "context"):
-            _check_positive_int(name, getattr(self, name))
+            check_int(name, getattr(self, name))
         if self.d_ff is None:
             object.__setattr__(self, "d_ff", 4 * self.d_model)
-        _check_positive_int("d_ff", self.d_ff)
+        check_int("d_ff", self.d_ff)
         if self.d_model % self.n_head != 0:
             raise ValueError(
                 f"d_model={self.d_model} must be divisible by n_head={self.n_head} "
                 f"(each head gets d_model/n_head dimensions); allowed n_head values for this "
-                f"d_model: {_divisors(self.d_model)}"
+                f"d_model (its divisors): {_divisors(self.d_model)}"
             )
         for name in ("bias", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        _check_choice("norm", self.norm, NORMS)
-        _check_choice("init", self.init, INITS)
-        _check_choice("activation", self.activation, ACTIVATIONS)
-        _check_branch_scale(self.branch_scale)
-        if isinstance(self.ln_eps, bool) or not isinstance(self.ln_eps, (int, float)) \
-                or not (self.ln_eps > 0 and math.isfinite(self.ln_eps)):
-            raise ValueError(f"ln_eps must be a positive finite number, got {self.ln_eps!r}")
+        check_choice("norm", self.norm, NORMS)
+        check_choice("init", self.init, INITS)
+        check_choice("activation", self.activation, ACTIVATIONS)
+        if isinstance(self.branch_scale, str):
+            check_choice("branch_scale", self.branch_scale, BRANCH_SCALE_RULES)
+        else:
+            check_number("branch_scale", self.branch_scale, 0, low_open=True,
+                         extra=f"(or one of {list(BRANCH_SCALE_RULES)})")
+        check_number("ln_eps", self.ln_eps, 0, low_open=True)
         # Combinations that contradict each other: refuse them rather than guess.
         if self.init == "deepnorm" and self.norm != "deepnorm":
             raise ValueError(
                 f"init='deepnorm' is DeepNet's beta-scaled init and only makes sense with "
-                f"norm='deepnorm' (got norm={self.norm!r}); use init='normal' or 'gpt2' here"
+                f"norm='deepnorm' (got norm={self.norm!r}); for the papers' post-LN baseline "
+                f"use init='xavier' (the same init without beta), or 'normal' / 'gpt2'"
             )
         if self.norm == "deepnorm" and self.branch_multiplier != 1.0:
             raise ValueError(
@@ -114,15 +131,29 @@ class ModelConfig:
 
     @property
     def aspect_ratio(self) -> float:
-        """Width over depth, d/L (chapter 6)."""
-        return self.d_model / self.n_layer
+        """Width over depth, d/L (chapter 6; ``aspect_ratio``)."""
+        return aspect_ratio(self.n_layer, self.d_model)
 
+    # -- the depth-dependent constants: one place each ----------------------------------
     @property
     def branch_multiplier(self) -> float:
-        """The number each residual branch is multiplied by (resolves the named rule)."""
+        """s, the number each residual branch F(x) is multiplied by: ``branch_scale``, or
+        1/sqrt(2L) for the rule "1/sqrt(2L)" (one factor per branch, two branches a block)."""
         if isinstance(self.branch_scale, str):
             return 1.0 / math.sqrt(2 * self.n_layer)
         return float(self.branch_scale)
+
+    @property
+    def residual_alpha(self) -> float:
+        """a, the number the residual x is multiplied by before a post-norm block adds its
+        branch: DeepNet's alpha with norm="deepnorm", else 1."""
+        return deepnorm_constants(self.n_layer).alpha if self.norm == "deepnorm" else 1.0
+
+    @property
+    def init_beta(self) -> float:
+        """The Xavier gain of W_V, W_O and the FFN's matrices: DeepNet's beta with
+        init="deepnorm", else 1 (init="xavier" is the same init with beta = 1)."""
+        return deepnorm_constants(self.n_layer).beta if self.init == "deepnorm" else 1.0
 
     def replace(self, **changes) -> "ModelConfig":
         """A copy with some fields changed, validated again (``d_ff`` follows ``d_model``
@@ -141,8 +172,10 @@ class ModelConfig:
         return cls(**fields)
 
 
-#: Named shapes. The GPT-2 family is from Radford et al. (2019), with GPT-2's tanh GELU; the
-#: tiny shapes are sized so that a forward and backward pass takes milliseconds on a laptop CPU.
+#: Named shapes. The GPT-2 family is from Radford et al. (2019), with GPT-2's tanh GELU
+#: (``activation="gelu_tanh"``): ``ModelConfig(n_layer=12, d_model=768, n_head=12)`` alone
+#: has the exact GELU, so it is GPT-2 small's shape but not GPT-2 small's function. The tiny
+#: shapes are sized so that a forward and backward pass takes milliseconds on a laptop CPU.
 #: "deepnet-thin" is the shape of DeepNet's update-size experiment (d=64, FFN 128, 2 heads).
 PRESETS: dict[str, dict] = {
     "gpt2-small": dict(n_layer=12, d_model=768, n_head=12, activation="gelu_tanh"),
@@ -158,35 +191,32 @@ PRESETS: dict[str, dict] = {
 GPT2_FAMILY = ("gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl")
 
 
-# -- validation helpers -----------------------------------------------------------------
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int (>= 1), got {value}")
+def aspect_ratio(n_layer: int, d_model: int) -> float:
+    """Width over depth, d/L: the number chapter 6 sorts shapes by. (Here rather than in
+    ``params.py``, which imports this module: config, params and budget all call it.)"""
+    return d_model / n_layer
 
 
-def _check_choice(name: str, value, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+# -- DeepNet's constants ------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeepNormConstants:
+    """DeepNet's residual up-weighting alpha and init down-scaling beta for a decoder."""
+
+    alpha: float
+    beta: float
 
 
-def _check_branch_scale(value) -> None:
-    if isinstance(value, str):
-        if value not in BRANCH_SCALE_RULES:
-            raise ValueError(
-                f"branch_scale must be a positive number or one of {list(BRANCH_SCALE_RULES)}, "
-                f"got {value!r}"
-            )
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(
-            f"branch_scale must be a positive number or one of {list(BRANCH_SCALE_RULES)}, "
-            f"got {type(value).__name__} {value!r}"
-        )
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"branch_scale must be a positive finite number, got {value!r}")
+def deepnorm_constants(n_layer: int) -> DeepNormConstants:
+    """Alpha and beta of a decoder-only stack of ``n_layer`` = M layers (DeepNet, Wang et al.
+    2022, Figure 2 / section 4.3): alpha = (2M)^(1/4), beta = (8M)^(-1/4).
+
+    (DeepNet gives other constants for encoders and encoder-decoders; the book's models are
+    decoders, so only these are here.)
+    """
+    check_int("n_layer", n_layer)
+    return DeepNormConstants(alpha=(2 * n_layer) ** 0.25, beta=(8 * n_layer) ** -0.25)
 
 
 def _divisors(n: int) -> list[int]:
-    return [k for k in range(1, n + 1) if n % k == 0 and k <= 64]
+    """Every divisor of ``n``, in increasing order."""
+    return [k for k in range(1, n + 1) if n % k == 0]

@@ -26,6 +26,8 @@ from typing import Callable
 
 import torch
 
+from .checks import check_choice, check_int, check_number
+
 #: The corpora that ship with the package: name -> file under ``depthnotes/corpus``.
 CORPORA = {"python_topics": "python_topics.txt"}
 SPLITS = ("train", "val")
@@ -78,16 +80,15 @@ class CharCorpus:
         return "".join(out)
 
     def split(self, split: str) -> torch.Tensor:
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {list(SPLITS)}, got {split!r}")
+        check_choice("split", split, SPLITS)
         return self.train if split == "train" else self.val
 
     def get_batch(self, split: str, batch_size: int, context: int,
                   generator: torch.Generator | None = None):
         """``(x, y)``, each ``(batch_size, context)`` long tensors: random windows of ``split``
         and the same windows shifted one character to the right (the next-token targets)."""
-        _check_positive_int("batch_size", batch_size)
-        _check_positive_int("context", context)
+        check_int("batch_size", batch_size)
+        check_int("context", context)
         data = self.split(split)
         if context + 1 > len(data):
             raise ValueError(f"context={context} is too long for the {split!r} split "
@@ -100,8 +101,8 @@ class CharCorpus:
     def batches(self, batch_size: int, context: int, split: str = "train") -> Callable:
         """A function ``generator -> (x, y)`` drawing batches of ``split`` (what
         ``depthnotes.train.train`` accepts as its data)."""
-        _check_positive_int("batch_size", batch_size)
-        _check_positive_int("context", context)
+        check_int("batch_size", batch_size)
+        check_int("context", context)
         self.split(split)
         return functools.partial(self.get_batch, split, batch_size, context)
 
@@ -126,11 +127,7 @@ def _load(name: str, val_fraction: float) -> CharCorpus:
 
 def load_corpus(name: str = "python_topics", val_fraction: float = 0.1) -> CharCorpus:
     """The character-level corpus ``name`` with the last ``val_fraction`` as validation."""
-    if name not in CORPORA:
-        raise ValueError(f"unknown corpus {name!r}; shipped corpora: {sorted(CORPORA)}")
-    if isinstance(val_fraction, bool) or not isinstance(val_fraction, (int, float)) \
-            or not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction must be a number in (0, 1), got {val_fraction!r}")
+    check_number("val_fraction", val_fraction, 0, 1, low_open=True, high_open=True)
     corpus = _load(name, float(val_fraction))
     # Hand out views that cannot change the cached tensors.
     return CharCorpus(name=corpus.name, chars=corpus.chars, train=corpus.train.clone(),
@@ -152,9 +149,3 @@ def build_python_topics_text() -> str:
         parts.append("\n".join(line.rstrip() for line in s.split("\n")).strip("\n"))
     return "\n\n".join(parts) + "\n"
 
-
-def _check_positive_int(name: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int (>= 1), got {value}")

@@ -2,26 +2,20 @@
 
 Layout and parameter names follow GPT-2 (``wte``, ``wpe``, ``h[i].ln_1``, ``attn.c_attn``,
 ``attn.c_proj``, ``ln_2``, ``mlp.c_fc``, ``mlp.c_proj``, ``ln_f``), so a GPT-2 state dict maps
-onto it name for name. One block, three placements of the LayerNorm::
+onto it name for name. One block, three placements of the LayerNorm, one residual rule
+``a*x + s*F`` (``Block.residual``)::
 
     pre:       x = x + s*Attn(LN1(x));   x = x + s*MLP(LN2(x))      (+ final LN after block L)
     post:      x = LN1(a*x + s*Attn(x)); x = LN2(a*x + s*MLP(x))    with a = 1
     deepnorm:  the post form with a = alpha(L) from DeepNet and s = 1
 
-``s`` is ``config.branch_multiplier`` (1, or 1/sqrt(2L)). Post-norm and DeepNorm are one
-code path: DeepNorm is post-norm with the residual up-weighted by alpha. The FFN's GELU is the
-exact one by default and GPT-2's tanh form in the GPT-2 presets (``config.ACTIVATIONS``).
+``s`` is ``config.branch_multiplier`` (1, or 1/sqrt(2L)) and ``a`` is ``config.residual_alpha``.
+The FFN's GELU is the exact one by default and GPT-2's tanh form in the GPT-2 presets
+(``config.ACTIVATIONS``).
 
-Weights of the linear maps are stored ``[in, out]`` (GPT-2's ``Conv1D`` layout), because on a
-CPU ``x @ W`` with ``W`` contiguous ``[in, out]`` streams the weights faster than ``nn.Linear``'s
-``[out, in]``; decoding one token is bound by how fast the weights stream (chapter 7).
-
-The output head is the largest matrix of a small model (``[vocab, d]``: 38.6M of GPT-2 small's
-124M parameters). It is tied to the token embedding, which GPT-2 names ``wte.weight`` with shape
-``[vocab, d]``. That shape is kept, but the matrix is *stored* column-major (``[d, vocab]`` in
-memory, see ``_store_transposed``), so the head's ``x @ wte.weight.T`` streams it in the fast
-layout while the embedding, the tying and training are unchanged. One consequence:
-``wte.weight.view(-1)`` raises (use ``reshape(-1)`` or ``flatten()``, which work on any layout).
+Decoding one token reads every weight once; on a CPU that is bound by how fast the weights
+stream from memory (chapter 7). The one speed path the model takes for it is in
+``fastpath.py``, next to the benchmark that measured it (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -32,12 +26,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import fastpath
+from .checks import check_int, check_number
 from .config import ModelConfig
-from .init import deepnorm_constants, init_weights
+from .init import init_weights
 
 
 class Conv1D(nn.Module):
-    """A linear map y = x @ W + b with W stored [in, out] (GPT-2's name for it)."""
+    """A linear map y = x @ W + b with W stored [in, out]: GPT-2's ``Conv1D`` layout, kept so
+    that GPT-2's (and HF's) state dicts load name for name and without transposes."""
 
     def __init__(self, n_in: int, n_out: int, bias: bool):
         super().__init__()
@@ -45,9 +42,8 @@ class Conv1D(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_out)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
-        y = _few_rows_matmul(x, self.weight)
-        # in place: y is new and its matmul's backward does not need it; saves an allocation
-        return y.add_(self.bias) if self.bias is not None else y
+        y = fastpath.matmul(x, self.weight)  # x @ W; a decode step's few rows split over threads
+        return y if self.bias is None else y + self.bias
 
 
 class KVCache:
@@ -111,7 +107,7 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """One transformer block; the norm placement decides how the branches are added."""
+    """One transformer block; the norm placement decides where the LayerNorms sit."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -120,27 +116,31 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.d_model, eps=config.ln_eps, bias=config.bias)
         self.mlp = MLP(config)
         self.pre_norm = config.norm == "pre"
-        self.branch_scale = config.branch_multiplier
-        self.alpha = deepnorm_constants(config.n_layer).alpha if config.norm == "deepnorm" else 1.0
+        self.alpha = config.residual_alpha             # a: 1, or DeepNet's alpha
+        self.branch_scale = config.branch_multiplier   # s: 1, or 1/sqrt(2L)
+
+    def residual(self, x: torch.Tensor, branch: torch.Tensor) -> torch.Tensor:
+        """a*x + s*F(x): how every placement adds a branch to the stream."""
+        if self.alpha == 1.0 and self.branch_scale == 1.0:
+            return x + branch  # the same sum without two multiplications by 1: ~2 % of a
+            #                    training step (measured, benchmarks/README.md)
+        return self.alpha * x + self.branch_scale * branch
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None,
                 layer: int = 0) -> torch.Tensor:                             # (B, T, d)
-        s, a = self.branch_scale, self.alpha
-        if self.pre_norm:
-            x = x + _scaled(s, self.attn(self.ln_1(x), cache, layer))
-            return x + _scaled(s, self.mlp(self.ln_2(x)))
-        x = self.ln_1(_scaled(a, x) + _scaled(s, self.attn(x, cache, layer)))
-        return self.ln_2(_scaled(a, x) + _scaled(s, self.mlp(x)))
-
-
-def _scaled(c: float, x: torch.Tensor) -> torch.Tensor:
-    """``c * x``, skipping the multiplication when ``c`` is exactly 1 (one op less per call,
-    which matters when a decode step is ~20 small ops per block)."""
-    return x if c == 1.0 else c * x
+        if self.pre_norm:                                    # x + s*F(LN(x))
+            x = self.residual(x, self.attn(self.ln_1(x), cache, layer))
+            return self.residual(x, self.mlp(self.ln_2(x)))
+        x = self.ln_1(self.residual(x, self.attn(x, cache, layer)))          # LN(a*x + s*F(x))
+        return self.ln_2(self.residual(x, self.mlp(x)))
 
 
 class Transformer(nn.Module):
-    """GPT-style decoder: embeddings, ``n_layer`` blocks, (final norm), tied head."""
+    """GPT-style decoder: embeddings, ``n_layer`` blocks, (final norm), output head.
+
+    The head is tied to the token embedding ``wte.weight`` ([vocab, d]) by default; untied, it
+    is its own [vocab, d] parameter ``lm_head`` (a plain parameter: the head is one product).
+    """
 
     def __init__(self, config: ModelConfig, seed: int | None = None):
         super().__init__()
@@ -152,13 +152,9 @@ class Transformer(nn.Module):
         self.h = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = (nn.LayerNorm(config.d_model, eps=config.ln_eps, bias=config.bias)
                      if config.norm == "pre" else None)
-        # Tied: the head reuses wte.weight ([vocab, d]); untied: its own [vocab, d] matrix.
         self.lm_head = (None if config.tie_embeddings
-                        else nn.Linear(config.d_model, config.vocab_size, bias=False))
+                        else nn.Parameter(torch.empty(config.vocab_size, config.d_model)))
         init_weights(self, config, seed=seed)
-        self.wte.weight = _store_transposed(self.wte.weight)
-        if self.lm_head is not None:
-            self.lm_head.weight = _store_transposed(self.lm_head.weight)
 
     # -- the forward pass ---------------------------------------------------------------
     def embed(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -170,31 +166,48 @@ class Transformer(nn.Module):
         pos = torch.arange(start, start + T, device=idx.device)
         return self.wte(idx) + self.wpe(pos)
 
-    def head(self, x: torch.Tensor) -> torch.Tensor:
-        """Final norm (pre-norm only) and the output head: (B, T, d) -> (B, T, vocab)."""
-        if self.ln_f is not None:
-            x = self.ln_f(x)
-        w = self.wte.weight if self.lm_head is None else self.lm_head.weight  # [vocab, d]
-        return _few_rows_matmul(x, w.t())  # w.t(): [d, vocab], contiguous (_store_transposed)
+    def hidden(self, idx: torch.Tensor, cache: KVCache | None = None,
+               skip=()) -> torch.Tensor:
+        """The residual stream after the last block, *before* the final norm, (B, T, d), for
+        token ids ``idx`` (B, T). The model's one loop over its blocks.
 
-    def hidden(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        """The residual stream after the last block, (B, T, d), for token ids ``idx`` (B, T);
-        with a ``cache``, ``idx`` continues the cached positions and the cache is extended."""
+        With a ``cache``, ``idx`` continues the cached positions and the cache is extended.
+        Blocks whose index is in ``skip`` are left out (the identity in their place), which is
+        how the probes remove a block (not together with a cache).
+        """
         if idx.dim() != 2:
             raise ValueError(f"idx must have shape (batch, time), got {tuple(idx.shape)}")
+        if cache is not None and skip:
+            raise ValueError("skip removes blocks from a full forward pass; not with a cache")
         start = 0 if cache is None else cache.length
         x = self.embed(idx, start)                                           # (B, T, d)
         for i, block in enumerate(self.h):
-            x = block(x, cache, i)
+            if i not in skip:
+                x = block(x, cache, i)
         if cache is not None:
             cache.length += idx.shape[1]
         return x
 
+    def final_norm(self, x: torch.Tensor) -> torch.Tensor:
+        """The final LayerNorm of a pre-norm stack; post-norm and DeepNorm have none."""
+        return x if self.ln_f is None else self.ln_f(x)
+
+    def features(self, idx: torch.Tensor, skip=()) -> torch.Tensor:
+        """What the output head reads, (B, T, d): the last block's output *after* the final
+        norm. F(x; theta) in DeepNet's update-size measure (``probes.final_hidden``)."""
+        return self.final_norm(self.hidden(idx, skip=skip))
+
+    def head(self, x: torch.Tensor) -> torch.Tensor:
+        """Final norm and the output head: stream (..., d) -> logits (..., vocab)."""
+        w = self.wte.weight if self.lm_head is None else self.lm_head        # [vocab, d]
+        return F.linear(self.final_norm(x), w)                               # x @ w.T
+
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
-                cache: KVCache | None = None):
+                cache: KVCache | None = None, skip=()):
         """Logits (B, T, vocab) for token ids ``idx`` (B, T), and the mean cross-entropy
-        against ``targets`` (B, T) when given (else None)."""
-        logits = self.head(self.hidden(idx, cache))                          # (B, T, V)
+        against ``targets`` (B, T) when given (else None). ``cache`` and ``skip`` as in
+        ``hidden``."""
+        logits = self.head(self.hidden(idx, cache, skip))                    # (B, T, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
@@ -209,20 +222,20 @@ class Transformer(nn.Module):
 
         Greedy when ``temperature`` is 0 (the default). With ``use_cache`` the prompt is run
         once (prefill) and each new token costs one step through the stack with the cached
-        keys and values; without it the whole sequence is recomputed every token.
+        keys and values; without it the whole sequence is recomputed every token. The cache
+        and the sampling generator live on ``idx``'s device (the model's).
         """
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
-                or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}")
+        check_int("max_new_tokens", max_new_tokens, minimum=0)
+        check_number("temperature", temperature, 0, extra="(0 = greedy)")
         total = idx.shape[1] + max_new_tokens
         if total > self.config.context:
             raise ValueError(f"prompt ({idx.shape[1]}) + max_new_tokens ({max_new_tokens}) = "
                              f"{total} exceeds context={self.config.context}")
-        gen = torch.Generator().manual_seed(seed) if seed is not None else None
-        cache = KVCache(self.config, idx.shape[0], total,
-                        dtype=self.wte.weight.dtype) if use_cache else None
+        gen = None
+        if seed is not None and temperature > 0:
+            gen = torch.Generator(device=idx.device).manual_seed(seed)
+        cache = KVCache(self.config, idx.shape[0], total, dtype=self.wte.weight.dtype,
+                        device=idx.device) if use_cache else None
         out = [idx]
         step_input = idx
         for _ in range(max_new_tokens):
@@ -234,49 +247,6 @@ class Transformer(nn.Module):
             out.append(nxt)
             step_input = nxt
         return torch.cat(out, dim=1)
-
-
-#: Below this many weights (512 KB of fp32) a product is left to one matmul call: splitting
-#: such a small matrix costs more than it saves (measured with two threads: a d = 128 model
-#: decodes slower when its 64k-weight matrices are split, while GPT-2 small's 590k-weight
-#: attention projection and a d = 256 model's matrices decode faster split).
-SPLIT_MIN_WEIGHTS = 1 << 17
-#: Products with at most this many rows (decode steps: batch x 1 token) are split.
-SPLIT_MAX_ROWS = 4
-
-
-def _few_rows_matmul(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """``x @ w`` for ``w`` [in, out] (row-major); when ``x`` has only a few rows and no gradient
-    is recorded, the product is split over the threads by blocks of ``w``'s rows.
-
-    Decoding one token multiplies a single row by every weight matrix. BLAS runs such a
-    matrix-vector product on one core, and one core streams weights from memory at well below
-    the machine's bandwidth (chapter 7 measures it). Viewing ``w`` as ``n`` consecutive blocks
-    of rows ``(n, in/n, out)`` (no copy) and ``x`` as the matching ``n`` pieces, ``bmm`` lets
-    ``n`` threads each stream one contiguous block; the ``n`` partial products are then summed.
-    It is the same product with the sum over ``in`` split in ``n`` parts (so the last bits can
-    differ from ``x @ w``). Training (gradients on) and long inputs always take ``x @ w``.
-    """
-    n = torch.get_num_threads()
-    k_in, k_out = w.shape
-    rows = x.numel() // k_in if k_in else 0
-    if (n < 2 or rows > SPLIT_MAX_ROWS or w.numel() < SPLIT_MIN_WEIGHTS or k_in % n
-            or torch.is_grad_enabled() or not w.is_contiguous()):
-        return x @ w
-    part = k_in // n
-    xs = x.reshape(rows, n, part).transpose(0, 1)                        # (n, rows, in/n)
-    y = torch.bmm(xs, w.view(n, part, k_out)).sum(dim=0)                 # (rows, out)
-    return y.view(*x.shape[:-1], k_out)
-
-
-def _store_transposed(weight: nn.Parameter) -> nn.Parameter:
-    """The same ``[vocab, d]`` parameter (same values, shape and name), stored column-major.
-
-    ``weight.t()`` is then a contiguous ``[d, vocab]`` matrix, the layout in which ``x @ W``
-    streams fastest on a CPU; the embedding's row lookup works on either layout. Values are
-    copied exactly, so the init (drawn before) is untouched.
-    """
-    return nn.Parameter(weight.detach().t().contiguous().t(), requires_grad=weight.requires_grad)
 
 
 def _pick(logits: torch.Tensor, temperature: float, top_k: int | None, gen) -> torch.Tensor:

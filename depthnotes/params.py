@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .checks import check_int, check_number
 from .config import ModelConfig
 
 
@@ -124,8 +125,8 @@ class BudgetShape:
 
     @property
     def aspect_ratio(self) -> float:
-        """Width over depth, d/L."""
-        return self.d_model / self.n_layer
+        """Width over depth, d/L (``ModelConfig.aspect_ratio``)."""
+        return self.config.aspect_ratio
 
     @property
     def rel_error(self) -> float:
@@ -153,18 +154,12 @@ def shapes_for_budget(budget: int, base: ModelConfig, *, tolerance: float = 0.1,
     """
     if not isinstance(base, ModelConfig):
         raise TypeError(f"base must be a ModelConfig, got {type(base).__name__}")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget must be a positive int (non-embedding parameters), "
-                         f"got {budget!r}")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) \
-            or not 0 < tolerance < 1:
-        raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
-    if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
-                                 or head_dim < 1):
-        raise ValueError(f"head_dim must be a positive int or None, got {head_dim!r}")
+    check_int("budget", budget)
+    check_number("tolerance", tolerance, 0, 1, low_open=True, high_open=True)
+    if head_dim is not None:
+        check_int("head_dim", head_dim)
     step = d_multiple if d_multiple is not None else (head_dim or base.n_head)
-    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        raise ValueError(f"d_multiple must be a positive int or None, got {d_multiple!r}")
+    check_int("d_multiple", step)
     need = head_dim or base.n_head
     if step % need != 0:
         raise ValueError(f"d_multiple={step} must be a multiple of "
@@ -186,10 +181,7 @@ def shapes_for_budget(budget: int, base: ModelConfig, *, tolerance: float = 0.1,
             depths.append(L)
             L += 1
     else:
-        depths = list(n_layers)
-        for L in depths:
-            if isinstance(L, bool) or not isinstance(L, int) or L < 1:
-                raise ValueError(f"n_layers must hold positive ints, got {L!r}")
+        depths = [check_int("n_layers[i]", L) for L in n_layers]
     out = []
     for L in sorted(set(depths)):
         # non_embedding grows monotonically in d: walk up to the first width past P.

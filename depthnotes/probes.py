@@ -1,8 +1,9 @@
 """Measurements on a model: what the residual stream, the gradients and the updates look like.
 
 Each probe returns plain data (NumPy arrays or a small dataclass), never a plot, so a notebook
-can tabulate it, fit it, plot it or assert on it. All probes run the model's own modules in
-the model's own order; none changes the weights.
+can tabulate it, fit it, plot it or assert on it. All probes run the model's own forward pass
+(with hooks, ``Transformer.features``, or ``forward(..., skip=...)`` to remove blocks), in eval
+mode, restoring the model's mode afterwards; none changes the weights.
 
 * ``residual_variance_by_layer`` — the variance of the residual stream after the embedding and
   after every block (forward hooks): chapter 4's variance growth (C6, C7) and chapter 5's
@@ -21,14 +22,14 @@ the batch and time, so they do not depend on how many tokens were probed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
-import torch.nn.functional as F
+
+from .checks import check_int, eval_mode
 
 
-def _check_idx(model, idx: torch.Tensor) -> None:
+def check_probe_input(model, idx: torch.Tensor) -> None:
+    """A clear error unless ``model`` is a ``Transformer`` and ``idx`` its (B, T) token ids."""
     if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long:
         raise ValueError("idx must be a (batch, time) tensor of token ids (torch.long), got "
                          f"{getattr(idx, 'shape', type(idx).__name__)}")
@@ -40,7 +41,7 @@ def _check_idx(model, idx: torch.Tensor) -> None:
 def residual_stream(model, idx: torch.Tensor) -> list[torch.Tensor]:
     """The residual stream after the embedding and after each block: L + 1 tensors (B, T, d),
     captured with forward hooks on the blocks during one ordinary forward pass."""
-    _check_idx(model, idx)
+    check_probe_input(model, idx)
     captured: list[torch.Tensor] = []
 
     def pre_hook(module, args):
@@ -52,14 +53,12 @@ def residual_stream(model, idx: torch.Tensor) -> list[torch.Tensor]:
 
     handles = [model.h[0].register_forward_pre_hook(pre_hook)] if len(model.h) else []
     handles += [block.register_forward_hook(hook) for block in model.h]
-    was_training = model.training
-    model.eval()
     try:
-        model(idx)
+        with eval_mode(model):
+            model(idx)
     finally:
         for h in handles:
             h.remove()
-        model.train(was_training)
     return captured
 
 
@@ -77,7 +76,7 @@ def grad_norm_by_layer(model, idx: torch.Tensor, targets: torch.Tensor) -> np.nd
     """L2 norm of the gradient of the loss with respect to all parameters of each block, after
     one forward and backward pass on ``(idx, targets)``: shape (L,). The model's ``.grad``
     fields are cleared afterwards."""
-    _check_idx(model, idx)
+    check_probe_input(model, idx)
     model.zero_grad(set_to_none=True)
     _, loss = model(idx, targets=targets)
     loss.backward()
@@ -93,17 +92,10 @@ def grad_norm_by_layer(model, idx: torch.Tensor, targets: torch.Tensor) -> np.nd
 def final_hidden(model, idx: torch.Tensor) -> torch.Tensor:
     """The representation the output head reads, (B, T, d): the last block's output, after the
     final LayerNorm when the model has one (pre-norm). This is F(x; theta) in DeepNet's
-    update-size measure."""
-    _check_idx(model, idx)
-    was_training = model.training
-    model.eval()
-    x = model.embed(idx)
-    for block in model.h:
-        x = block(x)
-    if getattr(model, "ln_f", None) is not None:
-        x = model.ln_f(x)
-    model.train(was_training)
-    return x
+    update-size measure (``Transformer.features``, in eval mode)."""
+    check_probe_input(model, idx)
+    with eval_mode(model):
+        return model.features(idx)
 
 
 def _token_norm(x: torch.Tensor) -> float:
@@ -121,8 +113,7 @@ class UpdateTracker:
     """
 
     def __init__(self, model, idx: torch.Tensor, every: int = 1):
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive int, got {every!r}")
+        check_int("every", every)
         self.idx, self.every = idx, every
         self.reference = final_hidden(model, idx)
         self.steps: list[int] = []
@@ -156,38 +147,6 @@ def layer_contribution(model, idx: torch.Tensor) -> np.ndarray:
 def skip_layer_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
     """The loss on ``(idx, targets)`` with block i replaced by the identity, for each i:
     shape (L,). Compare with the full model's loss (``model(idx, targets)[1]``)."""
-    _check_idx(model, idx)
-    was_training = model.training
-    model.eval()
-    out = []
-    for skip in range(len(model.h)):
-        x = model.embed(idx)
-        for i, block in enumerate(model.h):
-            if i != skip:
-                x = block(x)
-        logits = model.head(x)
-        out.append(float(F.cross_entropy(logits.reshape(-1, logits.size(-1)),
-                                         targets.reshape(-1))))
-    model.train(was_training)
-    return np.array(out)
-
-
-@dataclass(frozen=True)
-class LinearFit:
-    """y ~ intercept + slope * x, with the coefficient of determination R^2."""
-
-    slope: float
-    intercept: float
-    r2: float
-
-
-def linear_fit(x, y) -> LinearFit:
-    """Least-squares line through (x, y) and its R^2."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise ValueError(f"x and y must be 1-D of the same length >= 2, got {x.shape}, {y.shape}")
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (intercept + slope * x)
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid ** 2).sum()) / ss_tot if ss_tot > 0 else 1.0
-    return LinearFit(float(slope), float(intercept), r2)
+    check_probe_input(model, idx)
+    with eval_mode(model):
+        return np.array([float(model(idx, targets, skip=(i,))[1]) for i in range(len(model.h))])

@@ -9,7 +9,8 @@ captured by ``probes.residual_stream``:
   arccos(cos(x_{i-1}, x_i)) / pi, in [0, 1]: how far a block turns the representation (the
   measure of Gromov et al. 2024, for one block at a time).
 * ``drop_last_losses`` — the loss with the last n blocks removed (n = 0 .. L-1), the final norm
-  and the head kept; ``probes.skip_layer_losses`` gives the loss with one block removed.
+  and the head kept (the model's own forward with ``skip``); ``probes.skip_layer_losses`` gives
+  the loss with one block removed.
 
 Each is per token (over d_model), then averaged over batch and time. None changes the model.
 """
@@ -20,7 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .probes import residual_stream
+from .checks import eval_mode
+from .probes import check_probe_input, residual_stream
 
 
 def _per_token_cos(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -51,11 +53,8 @@ def drop_last_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndar
     Entry 0 is the full model's loss. The output head (and a pre-norm model's final norm)
     reads the stream wherever the stack now ends.
     """
-    xs = residual_stream(model, idx)                                  # L + 1 tensors
-    L = len(xs) - 1
-    out = []
-    for n in range(L):
-        logits = model.head(xs[L - n])
-        out.append(float(F.cross_entropy(logits.reshape(-1, logits.size(-1)),
-                                         targets.reshape(-1))))
-    return np.array(out)
+    check_probe_input(model, idx)
+    L = len(model.h)
+    with eval_mode(model):
+        return np.array([float(model(idx, targets, skip=range(L - n, L))[1])
+                         for n in range(L)])

@@ -68,17 +68,17 @@ def test_an_impossible_tolerance_gives_no_shape_rather_than_a_wrong_one():
     assert shapes_for_budget(1_000, BASE, n_layers=[1], tolerance=0.01, head_dim=64) == []
 
 
-@pytest.mark.parametrize("kwargs, err", [
-    (dict(budget=0), ValueError), (dict(budget=10.5), ValueError),
-    (dict(tolerance=0), ValueError), (dict(tolerance=1.5), ValueError),
-    (dict(head_dim=0), ValueError), (dict(n_layers=[0]), ValueError),
-    (dict(d_multiple=6), ValueError),  # not a multiple of base.n_head = 4
+@pytest.mark.parametrize("kwargs, err, field", [
+    (dict(budget=0), ValueError, "budget"), (dict(budget=10.5), TypeError, "budget"),
+    (dict(tolerance=0), ValueError, "tolerance"), (dict(tolerance=1.5), ValueError, "tolerance"),
+    (dict(head_dim=0), ValueError, "head_dim"), (dict(n_layers=[0]), ValueError, "n_layers"),
+    (dict(d_multiple=6), ValueError, "d_multiple"),  # not a multiple of base.n_head = 4
 ])
-def test_bad_arguments(kwargs, err):
+def test_bad_arguments(kwargs, err, field):
     args = dict(budget=50_000, base=BASE)
     args.update(kwargs)
     budget = args.pop("budget")
-    with pytest.raises(err):
+    with pytest.raises(err, match=field):
         shapes_for_budget(budget, **args)
 
 

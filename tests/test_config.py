@@ -54,13 +54,14 @@ BASE = dict(n_layer=2, d_model=64, n_head=4)
     (dict(bias=1), TypeError, "bias"),
     (dict(tie_embeddings="yes"), TypeError, "tie_embeddings"),
     (dict(norm="layer"), ValueError, "norm must be one of"),
-    (dict(init="xavier"), ValueError, "init must be one of"),
+    (dict(init="uniform"), ValueError, "init must be one of"),
     (dict(branch_scale=0.0), ValueError, "branch_scale"),
     (dict(branch_scale=-1.0), ValueError, "branch_scale"),
     (dict(branch_scale=float("nan")), ValueError, "branch_scale"),
     (dict(branch_scale="1/sqrt(L)"), ValueError, "branch_scale"),
     (dict(branch_scale=None), TypeError, "branch_scale"),
     (dict(ln_eps=0.0), ValueError, "ln_eps"),
+    (dict(ln_eps="small"), TypeError, "ln_eps"),
     (dict(activation="relu"), ValueError, "activation must be one of"),
     # contradictory combinations
     (dict(norm="pre", init="deepnorm"), ValueError, "init='deepnorm'"),
@@ -73,6 +74,34 @@ def test_bad_values_name_the_field(change, error, field):
         ModelConfig(**{**BASE, **change})
 
 
-def test_error_for_heads_lists_allowed_values():
-    with pytest.raises(ValueError, match=r"allowed n_head values for this d_model: \[1, 2, 4"):
+def test_error_for_heads_lists_every_allowed_value():
+    with pytest.raises(ValueError, match=r"allowed n_head values .*: \[1, 2, 4, 8, 16, 32, 64\]"):
         ModelConfig(n_layer=2, d_model=64, n_head=3)
+    # all of them, also past 64: 768's divisors go up to 768
+    with pytest.raises(ValueError, match=r"\[1, 2, 3, 4, 6, 8, .*, 128, 192, 256, 384, 768\]"):
+        ModelConfig(n_layer=2, d_model=768, n_head=7)
+
+
+def test_deepnorm_init_error_points_at_xavier_for_the_post_ln_baseline():
+    with pytest.raises(ValueError, match="init='xavier'"):
+        ModelConfig(**BASE, norm="post", init="deepnorm")
+    for norm in ("post", "pre", "deepnorm"):          # xavier is valid with every placement
+        assert ModelConfig(**BASE, norm=norm, init="xavier").init_beta == 1.0
+
+
+def test_depth_constants_come_from_the_config():
+    """alpha, beta and s: one formula each, read off the config."""
+    deep = ModelConfig(n_layer=8, d_model=64, n_head=4, norm="deepnorm", init="deepnorm")
+    assert deep.residual_alpha == 2.0                 # (2 * 8)^(1/4)
+    assert deep.init_beta == pytest.approx(64 ** -0.25)
+    xavier_deep = deep.replace(init="xavier")         # DeepNorm's alpha with beta = 1
+    assert (xavier_deep.residual_alpha, xavier_deep.init_beta) == (2.0, 1.0)
+    plain = ModelConfig(n_layer=8, d_model=64, n_head=4, norm="post", init="xavier")
+    assert (plain.residual_alpha, plain.init_beta, plain.branch_multiplier) == (1.0, 1.0, 1.0)
+
+
+def test_default_activation_is_not_gpt2s_and_the_preset_is():
+    """The trap the docstring names: GPT-2 small's shape alone has the exact GELU."""
+    assert ModelConfig(n_layer=12, d_model=768, n_head=12).activation == "gelu"
+    assert ModelConfig.preset("gpt2-small").activation == "gelu_tanh"
+    assert "not its function" in ModelConfig.__doc__

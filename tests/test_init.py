@@ -1,4 +1,5 @@
-"""Init schemes: measured weight statistics match each scheme; DeepNet's alpha and beta."""
+"""Init schemes: measured weight statistics match each scheme's formula; DeepNet's alpha and
+beta."""
 
 import math
 
@@ -43,28 +44,64 @@ def test_gpt2_scheme_scales_only_residual_outputs():
         assert s[name] == pytest.approx(0.02 / math.sqrt(2 * L), rel=0.01), name
 
 
+def xavier_stds(d, d_ff, beta):
+    """Xavier-normal std, sqrt(2 / (fan_in + fan_out)), per projection; gain beta on V, O, FFN."""
+    dd, dff = math.sqrt(2 / (d + d)), math.sqrt(2 / (d + d_ff))
+    return {"q": dd, "k": dd, "v": beta * dd, "o": beta * dd, "fc": beta * dff,
+            "fc_out": beta * dff}
+
+
+@pytest.mark.parametrize("norm", ["post", "pre", "deepnorm"])
+def test_xavier_scheme_every_projection_by_its_fans(norm):
+    """init="xavier" (the post-LN papers' init) works with every norm placement."""
+    m = Transformer(cfg(norm=norm, init="xavier", d_ff=384, n_layer=4), seed=0)
+    s = stds(m)
+    for name, want in xavier_stds(256, 384, beta=1.0).items():
+        assert s[name] == pytest.approx(want, rel=0.01), name
+    assert m.config.init_beta == 1.0
+
+
 def test_deepnorm_scheme_beta_on_v_o_ffn_not_q_k():
     L, d = 24, 256
     beta = deepnorm_constants(L).beta
-    s = stds(Transformer(cfg(norm="deepnorm", init="deepnorm"), seed=0))
-    xavier_dd = math.sqrt(2 / (d + d))
-    xavier_dff = math.sqrt(2 / (d + 4 * d))
-    assert s["q"] == pytest.approx(xavier_dd, rel=0.01)
-    assert s["k"] == pytest.approx(xavier_dd, rel=0.01)
-    assert s["v"] == pytest.approx(beta * xavier_dd, rel=0.01)
-    assert s["o"] == pytest.approx(beta * xavier_dd, rel=0.01)
-    assert s["fc"] == pytest.approx(beta * xavier_dff, rel=0.01)
-    assert s["fc_out"] == pytest.approx(beta * xavier_dff, rel=0.01)
+    c = cfg(norm="deepnorm", init="deepnorm")
+    assert c.init_beta == beta
+    s = stds(Transformer(c, seed=0))
+    for name, want in xavier_stds(d, 4 * d, beta).items():
+        assert s[name] == pytest.approx(want, rel=0.01), name
+    assert s["v"] < 0.5 * s["q"]                     # beta = (8 * 24)^(-1/4) = 0.27
 
 
-@pytest.mark.parametrize("init", ["normal", "gpt2"])
-def test_biases_zero_and_norm_gains_one(init):
-    m = Transformer(cfg(init=init, n_layer=2), seed=0)
+def test_post_norm_xavier_and_deepnorm_differ_only_in_alpha_and_beta():
+    """Same seed: the embeddings, Q and K are drawn identically; V, O and the FFN differ by
+    exactly the factor beta; the block adds with alpha instead of 1."""
+    post = Transformer(cfg(norm="post", init="xavier", n_layer=4), seed=3)
+    deep = Transformer(cfg(norm="deepnorm", init="deepnorm", n_layer=4), seed=3)
+    beta, d = deep.config.init_beta, 256
+    assert torch.equal(post.wte.weight, deep.wte.weight)
+    assert torch.equal(post.wpe.weight, deep.wpe.weight)
+    for bp, bd in zip(post.h, deep.h):
+        wp, wd = bp.attn.c_attn.weight, bd.attn.c_attn.weight
+        assert torch.equal(wp[:, :2 * d], wd[:, :2 * d])                 # W_Q, W_K
+        for a, b in ((wp[:, 2 * d:], wd[:, 2 * d:]), (bp.attn.c_proj.weight, bd.attn.c_proj.weight),
+                     (bp.mlp.c_fc.weight, bd.mlp.c_fc.weight),
+                     (bp.mlp.c_proj.weight, bd.mlp.c_proj.weight)):
+            assert torch.allclose(beta * a, b, rtol=1e-5, atol=1e-9)
+        assert (bp.alpha, bd.alpha) == (1.0, deep.config.residual_alpha)
+
+
+@pytest.mark.parametrize("init, norm", [("normal", "pre"), ("gpt2", "pre"), ("xavier", "post"),
+                                        ("deepnorm", "deepnorm")])
+def test_biases_zero_norm_gains_one_embeddings_gpt2s(init, norm):
+    m = Transformer(cfg(init=init, norm=norm, n_layer=2, tie_embeddings=False), seed=0)
     for name, p in m.named_parameters():
         if name.endswith("bias"):
             assert torch.all(p == 0), name
         if ".ln_" in name and name.endswith("weight"):
             assert torch.all(p == 1), name
+    # the embeddings (and an untied head) are N(0, 0.02^2) in every scheme
+    for w in (m.wte.weight, m.lm_head):
+        assert w.mean().abs().item() < 1e-3 and w.std().item() == pytest.approx(0.02, rel=0.02)
 
 
 @pytest.mark.parametrize("M, alpha, beta", [
@@ -79,30 +116,9 @@ def test_deepnorm_decoder_only(M, alpha, beta):
     c = deepnorm_constants(M)
     assert c.alpha == pytest.approx(alpha, rel=1e-9)
     assert c.beta == pytest.approx(beta, rel=1e-9)
-    assert c.encoder_alpha is None
 
 
-def test_deepnorm_encoder_only_and_encoder_decoder():
-    enc = deepnorm_constants(18, "encoder-only")
-    assert enc.alpha == pytest.approx(36 ** 0.25) and enc.beta == pytest.approx(144 ** -0.25)
-    # 6-layer encoder, 6-layer decoder (the base machine-translation setting)
-    ed = deepnorm_constants(6, "encoder-decoder", n_encoder_layer=6)
-    assert ed.alpha == pytest.approx(18 ** 0.25)
-    assert ed.beta == pytest.approx(72 ** -0.25)
-    assert ed.encoder_alpha == pytest.approx(0.81 * (6 ** 5) ** (1 / 16))
-    assert ed.encoder_beta == pytest.approx(0.87 * (6 ** 5) ** (-1 / 16))
-    # DeepNet's deepest translation model: 200 encoder and 200 decoder layers
-    big = deepnorm_constants(200, "encoder-decoder", n_encoder_layer=200)
-    assert big.encoder_alpha == pytest.approx(0.81 * (200 ** 5) ** (1 / 16))
-
-
-@pytest.mark.parametrize("args, kwargs, match", [
-    ((0,), {}, "n_layer"),
-    ((2.5,), {}, "n_layer"),
-    ((6, "decoder"), {}, "architecture"),
-    ((6, "encoder-decoder"), {}, "n_encoder_layer"),
-    ((6,), {"n_encoder_layer": 6}, "only used with"),
-])
-def test_deepnorm_bad_input(args, kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        deepnorm_constants(*args, **kwargs)
+@pytest.mark.parametrize("value, error", [(0, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_deepnorm_bad_input(value, error):
+    with pytest.raises(error, match="n_layer"):
+        deepnorm_constants(value)

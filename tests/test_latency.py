@@ -124,26 +124,7 @@ def test_deeper_is_slower_per_token():
     assert deep.decode.median > shallow.decode.median
 
 
-# -- the model's decode layout --------------------------------------------------------------
-@pytest.mark.parametrize("tie", [True, False])
-def test_head_matrix_is_stored_column_major_and_stays_tied(tie):
-    model = Transformer(cfg(tie_embeddings=tie), seed=0)
-    w = model.wte.weight if tie else model.lm_head.weight
-    assert w.shape == (64, 32)            # GPT-2's [vocab, d] name and shape
-    assert w.t().is_contiguous()          # stored [d, vocab]: the fast x @ W layout
-    assert (model.lm_head is None) == tie
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    idx = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(0))
-    _, loss = model(idx, targets=idx)
-    loss.backward()
-    opt.step()
-    w = model.wte.weight if tie else model.lm_head.weight
-    assert w.t().is_contiguous()          # training keeps the layout
-    x = torch.randn(1, 1, 32)
-    ref = torch.nn.functional.linear(model.ln_f(x), w)
-    assert torch.allclose(model.head(x), ref, atol=1e-6)
-
-
+# -- decoding ------------------------------------------------------------------------------
 def test_generate_picks_the_argmax_of_the_full_forward():
     model = Transformer(cfg(), seed=2).eval()
     prompt = torch.randint(0, 64, (2, 9), generator=torch.Generator().manual_seed(3))
@@ -153,27 +134,12 @@ def test_generate_picks_the_argmax_of_the_full_forward():
     assert torch.equal(first, logits[:, -1].argmax(-1))
 
 
-def test_layout_change_keeps_the_seeded_init():
+def test_the_seeded_init_draws_the_token_table_first():
     a, b = Transformer(cfg(), seed=5), Transformer(cfg(), seed=5)
     assert torch.equal(a.wte.weight, b.wte.weight)
     g = torch.Generator().manual_seed(5)
     expected = torch.empty(64, 32).normal_(0.0, 0.02, generator=g)  # wte is drawn first
     assert torch.equal(a.wte.weight, expected)
-
-
-@pytest.mark.parametrize("k_in, k_out, rows", [(512, 2048, 1), (2048, 512, 1), (768, 1367, 1), (769, 2048, 1),
-                                               (512, 2048, 3)])
-def test_few_rows_matmul_splits_rows_across_threads(k_in, k_out, rows):
-    from depthnotes.model import _few_rows_matmul
-    g = torch.Generator().manual_seed(0)
-    w = torch.randn(k_in, k_out, generator=g)
-    x = torch.randn(1, rows, k_in, generator=g)
-    with num_threads(2), torch.no_grad():
-        y = _few_rows_matmul(x, w)          # split: 2 blocks of rows (odd in: plain product)
-    assert y.shape == (1, rows, k_out)
-    assert torch.allclose(y, x @ w, rtol=1e-5, atol=1e-4)
-    with num_threads(2):                    # gradients on: always the plain product
-        assert torch.equal(_few_rows_matmul(x, w), x @ w)
 
 
 def test_decoding_with_two_threads_matches_one_thread():

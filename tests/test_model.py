@@ -3,10 +3,18 @@
 import pytest
 import torch
 
-from depthnotes import ModelConfig, Transformer
+import depthnotes.model
+from depthnotes import ModelConfig, Transformer, count_params
 from depthnotes.model import KVCache
 
-torch.set_num_threads(1)
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """These tests run with one thread (the book's setting); the session's count comes back."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def tiny(**kw):
@@ -92,11 +100,93 @@ def test_post_and_deepnorm_have_no_final_norm_pre_has_one():
     assert Transformer(tiny(norm="deepnorm", init="deepnorm")).ln_f is None
 
 
-def test_deepnorm_block_uses_alpha():
+def test_blocks_read_alpha_and_the_branch_multiplier_from_the_config():
     from depthnotes import deepnorm_constants
-    m = Transformer(tiny(norm="deepnorm", init="deepnorm"))
-    assert m.h[0].alpha == pytest.approx(deepnorm_constants(3).alpha)
+    cfg = tiny(norm="deepnorm", init="deepnorm")
+    m = Transformer(cfg)
+    assert cfg.residual_alpha == deepnorm_constants(3).alpha == 6 ** 0.25
+    assert all(b.alpha == cfg.residual_alpha and b.branch_scale == 1.0 for b in m.h)
+    scaled = tiny(branch_scale="1/sqrt(2L)")
+    assert Transformer(scaled).h[2].branch_scale == scaled.branch_multiplier == pytest.approx(6 ** -0.5)
     assert Transformer(tiny(norm="post")).h[0].alpha == 1.0
+
+
+@pytest.mark.parametrize("kw", [dict(norm="pre", branch_scale=0.5),
+                                dict(norm="post", init="xavier"),
+                                dict(norm="deepnorm", init="deepnorm")])
+def test_block_is_the_papers_equations(kw):
+    """Pre-norm: x + s*F(LN(x)); post-norm / DeepNorm: LN(a*x + s*F(x)), written out here with
+    the block's own modules."""
+    cfg = tiny(**kw)
+    block = Transformer(cfg, seed=0).h[1]
+    a, s = cfg.residual_alpha, cfg.branch_multiplier
+    x = torch.randn(2, 5, 32, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        if cfg.norm == "pre":
+            h = x + s * block.attn(block.ln_1(x))
+            want = h + s * block.mlp(block.ln_2(h))
+        else:
+            h = block.ln_1(a * x + s * block.attn(x))
+            want = block.ln_2(a * h + s * block.mlp(h))
+        assert torch.allclose(block(x), want, atol=1e-6)
+        assert not torch.allclose(block(x), x, atol=1e-3)
+
+
+def test_embedding_has_plain_strides_and_the_untied_head_is_a_plain_parameter():
+    m = Transformer(tiny(), seed=0)
+    assert m.wte.weight.is_contiguous() and m.wte.weight.view(-1).numel() == 50 * 32
+    assert m.lm_head is None
+    untied_cfg = tiny(tie_embeddings=False)
+    untied = Transformer(untied_cfg, seed=0)
+    assert isinstance(untied.lm_head, torch.nn.Parameter)
+    assert untied.lm_head.shape == (50, 32) and untied.lm_head.is_contiguous()
+    assert not any(isinstance(mod, torch.nn.Linear) for mod in untied.modules())
+    assert sum(p.numel() for p in untied.parameters()) == count_params(untied_cfg).total
+    x = torch.randn(2, 3, 32)
+    with torch.no_grad():
+        assert torch.allclose(untied.head(x), untied.ln_f(x) @ untied.lm_head.T, atol=1e-6)
+    # the untied head is trained: it receives a gradient
+    idx = torch.randint(0, 50, (2, 6), generator=torch.Generator().manual_seed(1))
+    untied(idx, targets=idx)[1].backward()
+    assert untied.lm_head.grad is not None and untied.lm_head.grad.abs().sum() > 0
+
+
+def test_hidden_is_before_the_final_norm_features_after_and_skip_removes_blocks():
+    m = Transformer(tiny(), seed=0).eval()
+    idx = torch.randint(0, 50, (2, 7), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        x = m.embed(idx)
+        stream = [x]
+        for block in m.h:
+            stream.append(block(stream[-1]))
+        assert torch.equal(m.hidden(idx), stream[-1])
+        assert torch.equal(m.features(idx), m.ln_f(stream[-1]))
+        skipped = m.h[1](m.h[0](x))                       # block 2 left out
+        assert torch.equal(m.hidden(idx, skip=(2,)), skipped)
+        assert torch.equal(m(idx, skip=(2,))[0], m.head(skipped))
+        post = Transformer(tiny(norm="post", init="xavier"), seed=0)
+        assert torch.equal(post.features(idx), post.hidden(idx))   # no final norm
+    with pytest.raises(ValueError, match="not with a cache"):
+        m.hidden(idx, cache=KVCache(m.config, 2, 7), skip=(0,))
+
+
+def test_generate_makes_its_cache_on_the_inputs_device(monkeypatch):
+    """A model on another device decodes there: its KV cache is made on the input's device
+    (the meta device stands in for a GPU: shapes without data)."""
+    made = []
+
+    class Recording(KVCache):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            made.append(self.k.device)
+
+    monkeypatch.setattr(depthnotes.model, "KVCache", Recording)
+    with torch.device("meta"):
+        model = Transformer(tiny(), seed=0)
+    prompt = torch.zeros(1, 3, dtype=torch.long, device="meta")
+    out = model.generate(prompt, 4)
+    assert made == [torch.device("meta")]
+    assert out.device.type == "meta" and out.shape == (1, 7)
 
 
 def test_activation_is_the_exact_gelu_by_default_and_gpt2s_tanh_form_in_gpt2_presets():

@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
+from depthnotes.fitting import linear_fit
 from depthnotes.probes import (UpdateTracker, final_hidden, grad_norm_by_layer, layer_contribution,
-                               linear_fit, residual_stream, residual_variance_by_layer,
-                               skip_layer_losses, update_size)
+                               residual_stream, residual_variance_by_layer, skip_layer_losses,
+                               update_size)
 
 
 def model(**kw):
@@ -116,13 +117,36 @@ def test_layer_contribution_is_branch_over_input():
     assert not np.allclose(skipped, full)
 
 
-def test_linear_fit():
-    f = linear_fit([0, 1, 2, 3], [1.0, 3.0, 5.0, 7.0])
-    assert f.slope == pytest.approx(2.0) and f.intercept == pytest.approx(1.0)
-    assert f.r2 == pytest.approx(1.0)
-    assert linear_fit([0, 1, 2, 3], [0.0, 1.0, 0.0, 1.0]).r2 < 0.5
-    with pytest.raises(ValueError):
-        linear_fit([1], [1])
+@pytest.mark.parametrize("probe", ["final_hidden", "skip_layer_losses", "residual_stream"])
+def test_probes_restore_training_mode_also_when_the_forward_raises(probe):
+    m, (x, y) = model(), batch()
+    m.train()
+
+    def boom(module, args):
+        assert not module.training          # the probe switched the model to eval mode
+        raise RuntimeError("boom")
+
+    handle = m.h[2].register_forward_pre_hook(boom)
+    run = {"final_hidden": lambda: final_hidden(m, x),
+           "skip_layer_losses": lambda: skip_layer_losses(m, x, y),
+           "residual_stream": lambda: residual_stream(m, x)}[probe]
+    with pytest.raises(RuntimeError, match="boom"):
+        run()
+    handle.remove()
+    assert m.training and all(mod.training for mod in m.modules())
+    m.eval()
+    run()
+    assert not m.training                    # ...and an eval-mode model stays in eval mode
+
+
+def test_final_hidden_is_the_normed_output_the_head_reads():
+    m, (x, _) = model(), batch()
+    with torch.no_grad():
+        want = m.ln_f(manual_stream(m, x)[-1])
+    assert torch.equal(final_hidden(m, x), want)
+    with torch.no_grad():
+        assert torch.allclose(m.head(manual_stream(m, x)[-1]),
+                              final_hidden(m, x) @ m.wte.weight.T, atol=1e-5)
 
 
 def test_probes_reject_bad_input():

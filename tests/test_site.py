@@ -256,7 +256,8 @@ _WIDGETS = """() => {
     const prev = v.previousElementSibling;
     return prev && prev.classList.contains('widget-subarea') && prev.querySelector('.jupyter-widgets, .widget-box, .lm-Widget');
   });
-  return {views: views.length, rendered: rendered.length};
+  return {views: views.length, rendered: rendered.length,
+          texts: rendered.map(v => v.previousElementSibling.textContent)};
 }"""
 
 
@@ -303,6 +304,7 @@ def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = 
                 first.scroll_into_view_if_needed()
                 first.screenshot(path=str(SHOTS / _shot_name(rel).replace(".png", "__widget.png")))
         info["widgets"] = widgets["rendered"]
+        info["widget_text"] = widgets["texts"]
 
         info["solutions"] = _check_solutions(page, rel, problems, shots)
         if shots:
@@ -380,10 +382,26 @@ def test_the_site_exercises_what_it_should(page_reports):
     assert total["math"] > 0 and total["images"] > 0 and total["solutions"] > 0, total
 
 
+def _widget_labels(notebook: Path) -> list[str]:
+    """The labels of the controls a notebook's stored widgets show (their "description")."""
+    meta = json.loads(notebook.read_text())["metadata"].get("widgets", {})
+    models = meta.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    return [m["state"]["description"] for m in models.values() if m["state"].get("description")]
+
+
 def test_widgets_render(page_reports):
-    """At least one page shows a live widget, rendered offline by the site's widget manager."""
-    if not any(r.get("widgets") for r in page_reports):
-        pytest.skip("no page of the site shows a widget output (the chapters may hide them)")
+    """Every chapter that stores a widget shows it on its page, rendered offline by the site's
+    widget manager, with the labels of its controls (the descriptions stored in the notebook)."""
+    expected = {f"notebooks/{nb.stem}.html": labels
+                for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+                if (labels := _widget_labels(nb))}
+    assert expected, "no notebook stores a widget: the chapters' explorers are gone"
+    reports = {r["page"]: r for r in page_reports}
+    for page, labels in expected.items():
+        assert reports[page].get("widgets"), f"{page}: its widget is not rendered"
+        text = "\n".join(reports[page]["widget_text"])
+        missing = [label for label in labels if label not in text]
+        assert not missing, f"{page}: the rendered widget lacks the controls {missing}"
 
 
 def _open(browser_context, rel: str):
