@@ -14,9 +14,14 @@ that stop short of k serial look-ups, each with its exact accuracy:
 (c) **The best two-parallel-look-up rule.** The same with two addresses, both chosen before
     anything is read (the second cannot depend on the first: that would be two serial hops).
 
-A one-block model can in principle realise (b) at every query at once; (c) is what one
-block with two heads, or a short-cut through a wide layer, could reach. A score above (c) at
-k >= 2 is evidence of a serial look-up, not of a shortcut through the query's own symbol.
+The numbers depend only on what the model is told (the table, x and k), not on how the table
+is laid out, so they hold for a positional table and a key->value table alike.
+
+(b) and (c) are what one block's attention heads can do when each reads at an address it
+knows from the query. A score above (c) at k >= 2 therefore means more than that: look-ups in
+series through several blocks, or -- when the table is small enough -- one block that takes
+in the whole table at once and composes it in its MLP. Only a one-block control on the same
+table tells these apart.
 
 How the exact numbers are computed (``lookup_accuracy``): the permutation is revealed lazily.
 Reading ``f(u)`` at a point not yet read gives, by symmetry, each still-unused image with
