@@ -1,0 +1,235 @@
+"""Exact baselines for k-hop pointer chasing (chapter 3, claim C5).
+
+A trained model's score on k-hop queries means nothing until it is set beside what a model
+that does *not* chase k pointers could score. The task as posed (``tasks.PointerChasing``):
+a uniformly random permutation ``f`` of ``n`` symbols is shown as a table, the model is told
+the query symbol ``x`` and the number of hops ``k``, and must answer ``f^k(x)``. Three rules
+that stop short of k serial look-ups, each with its exact accuracy:
+
+(a) **Answer the query itself.** ``f^k(x) = x`` exactly when the length of x's cycle divides
+    k, and in a uniform random permutation that length is uniform on 1..n. So the accuracy is
+    ``#{d <= n : d | k} / n`` -- 1/3 for n = 6 at k = 2 and at k = 3, not 1/6.
+(b) **The best one-look-up rule.** Read the table at one address known up front (x itself,
+    or any other fixed address), then guess ``f^k(x)`` as well as possible from what was read.
+(c) **The best two-parallel-look-up rule.** The same with two addresses, both chosen before
+    anything is read (the second cannot depend on the first: that would be two serial hops).
+
+The numbers depend only on what the model is told (the table, x and k), not on how the table
+is laid out, so they hold for a positional table and a key->value table alike.
+
+(b) and (c) are what one block's attention heads can do when each reads at an address it
+knows from the query. A score above (c) at k >= 2 therefore means more than that: look-ups in
+series through several blocks, or -- when the table is small enough -- one block that takes
+in the whole table at once and composes it in its MLP. Only a one-block control on the same
+table tells these apart.
+
+How the exact numbers are computed (``lookup_accuracy``): the permutation is revealed lazily.
+Reading ``f(u)`` at a point not yet read gives, by symmetry, each still-unused image with
+equal probability: one of the few points already *named* (x, the addresses, points found
+earlier) or one from the pool of nameless points, which then gets the next name. Enumerating
+the reads (the observation) and then the k steps of the walk from x gives every outcome
+with its exact probability, grouped by observation up to a renaming of nameless points.
+Within one observation the best guess is the most probable named point, or -- when a point
+never seen by the rule is more likely -- any nameless point, each with 1/(pool size) of the
+nameless mass. The tests check this against enumeration of all n! permutations for small n
+and against simulation of the decoded rule for n = 16.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+
+from .checks import check_int
+
+#: The kinds of baseline, in the order the chapter draws them.
+BASELINES = ("answer_query", "one_lookup", "two_lookups")
+
+
+def answer_query_accuracy(n: int, k: int) -> float:
+    """Rule (a): answer ``x``. Right when x's cycle length (uniform on 1..n) divides k."""
+    check_int("n", n, minimum=2)
+    check_int("k", k, minimum=1)
+    return sum(1 for d in range(1, n + 1) if k % d == 0) / n
+
+
+def one_lookup_at_query(n: int, k: int) -> float:
+    """Rule (b) restricted to reading at x, in closed form: read ``f(x)`` and guess.
+
+    If ``f(x) = x`` (probability 1/n) the answer is x. Otherwise x's cycle length c is
+    uniform on 2..n; the cycle runs x, f(x), then points uniform over the other n-2. The answer
+    is x when c | k, f(x) when c | k-1, and otherwise a point the rule never saw, so
+    the best guess gets ``max(#{c | k}, #{c | k-1}, #{rest}/(n-2))`` of the n-1 cases
+    (c ranging over 2..n). Reading at x is not always the best single address: at k = 3 a
+    read elsewhere that happens to land on x reveals f^-1(x), which is f^3(x) when x's cycle
+    has length 2 or 4 (n = 6: 11/30 against 1/3). ``lookup_accuracy`` takes the best of both.
+    """
+    check_int("n", n, minimum=2)
+    check_int("k", k, minimum=1)
+    on_x = sum(1 for c in range(2, n + 1) if k % c == 0)
+    on_fx = sum(1 for c in range(2, n + 1) if k % c == 1)
+    rest = (n - 1 - on_x - on_fx) / (n - 2) if n > 2 else 0.0
+    return (1 + max(on_x, on_fx, rest)) / n
+
+
+# -- exact enumeration by lazy revelation ------------------------------------------------------
+class _Partial:
+    """A permutation revealed so far: named points 0..named-1 (0 is the query x), the arcs
+    read, and which named points are already somebody's image."""
+
+    __slots__ = ("n", "named", "arc", "images")
+
+    def __init__(self, n: int, named: int):
+        self.n, self.named, self.arc, self.images = n, named, {}, set()
+
+    def copy(self) -> "_Partial":
+        p = _Partial(self.n, self.named)
+        p.arc, p.images = dict(self.arc), set(self.images)
+        return p
+
+    def reveal(self, u: int):
+        """Every ``(probability, value, state)`` for ``f(u)``; one branch if already read."""
+        if u in self.arc:
+            return [(1.0, self.arc[u], self)]
+        free_named = [v for v in range(self.named) if v not in self.images]
+        pool = self.n - self.named
+        total = len(free_named) + pool                  # = images not yet used
+        out = []
+        for v in free_named + ([self.named] if pool else []):
+            q = self.copy()
+            weight = pool if v == self.named else 1
+            if v == self.named:
+                q.named += 1
+            q.arc[u], q.images = v, q.images | {v}
+            out.append((weight / total, v, q))
+        return out
+
+
+def _walk(state: _Partial, at: int, hops: int, prob: float, sink: dict) -> None:
+    """Add the probability of each endpoint of ``hops`` more steps from ``at`` to ``sink``."""
+    if hops == 0:
+        sink[at] += prob
+        return
+    for p, v, nxt in state.reveal(at):
+        _walk(nxt, v, hops - 1, prob * p, sink)
+
+
+def _observations(state: _Partial, reads: tuple, prob: float, seen: tuple, out: list) -> None:
+    """Every way the reads at ``reads`` can come out: ``(prob, observation, state)``."""
+    if not reads:
+        out.append((prob, seen, state))
+        return
+    for p, v, nxt in state.reveal(reads[0]):
+        _observations(nxt, reads[1:], prob * p, seen + (v,), out)
+
+
+def lookup_table(n: int, k: int, reads: tuple) -> dict:
+    """For the addresses ``reads`` (names: 0 is x, 1, 2, ... distinct other points), map each
+    observation class to ``(probability, guess, p_correct_given_obs)``.
+
+    ``guess`` is a name (an int) or ``None`` for "any point the rule has not seen"."""
+    check_int("n", n, minimum=2)
+    check_int("k", k, minimum=1)
+    named = max(reads, default=0) + 1
+    if named > n or len(set(reads)) != len(reads):
+        raise ValueError(f"reads must be distinct names below n={n}, got {reads!r}")
+    obs = []
+    _observations(_Partial(n, named), tuple(reads), 1.0, (), obs)
+    joint: dict = defaultdict(lambda: [0.0, None, None])
+    for p_obs, seen, state in obs:
+        ends: dict = defaultdict(float)
+        _walk(state, 0, k, 1.0, ends)
+        row = joint[seen]
+        if row[1] is None:
+            row[1], row[2] = state.named, defaultdict(float)
+        row[0] += p_obs
+        for z, pz in ends.items():
+            # a point named during the walk is unknown to the rule: pool it
+            row[2][z if z < state.named else None] += p_obs * pz
+    table = {}
+    for seen, (p_obs, n_named, mass) in joint.items():
+        pool = n - n_named
+        best, guess = -1.0, None
+        for z, m in sorted(mass.items(), key=lambda t: (t[0] is None, t[0] or 0)):
+            score = m / pool if z is None else m
+            if score > best + 1e-15:
+                best, guess = score, z
+        table[seen] = (p_obs, guess, best / p_obs)
+    return table
+
+
+def _read_choices(n: int, n_reads: int) -> list:
+    """The address sets worth trying, up to renaming: with or without x among them."""
+    check_int("n_reads", n_reads, minimum=0)
+    if n_reads > 2:
+        raise ValueError(f"n_reads must be 0, 1 or 2, got {n_reads}")
+    if n_reads >= n:
+        raise ValueError(f"n_reads={n_reads} must be below n={n}")
+    choices = {0: [()], 1: [(0,), (1,)], 2: [(0, 1), (1, 2)]}[n_reads]
+    return [r for r in choices if max(r, default=0) < n]
+
+
+def _accuracy_of(n: int, k: int, reads: tuple) -> float:
+    return sum(p * acc for p, _, acc in lookup_table(n, k, reads).values())
+
+
+def best_reads(n: int, k: int, n_reads: int) -> tuple:
+    """The addresses (names, 0 = x, 1, 2 other points) of the best ``n_reads``-look-up rule;
+    on a tie (within 1e-12) the set that contains x."""
+    scored = [(_accuracy_of(n, k, r), r) for r in _read_choices(n, n_reads)]
+    top = max(a for a, _ in scored)
+    return next(r for a, r in scored if a >= top - 1e-12)
+
+
+def lookup_accuracy(n: int, k: int, n_reads: int) -> float:
+    """Exact accuracy of the best rule that reads the table at ``n_reads`` addresses chosen
+    up front (0, 1 or 2; 0 is rule (a)), maximised over where those addresses are (x among
+    them or not)."""
+    return max(_accuracy_of(n, k, r) for r in _read_choices(n, n_reads))
+
+
+def baselines(n: int, k: int) -> dict:
+    """``{"answer_query": ..., "one_lookup": ..., "two_lookups": ...}`` for one (n, k)."""
+    return {"answer_query": answer_query_accuracy(n, k),
+            "one_lookup": lookup_accuracy(n, k, 1),
+            "two_lookups": lookup_accuracy(n, k, 2)}
+
+
+# -- brute force (small n) and a decoded rule to simulate (any n): used by the tests ------------
+def brute_force_accuracy(n: int, k: int, n_reads: int) -> float:
+    """Best accuracy over every address set of size ``n_reads`` (x = 0), by enumerating all
+    n! permutations: group by what the reads show, guess the most frequent answer."""
+    best = 0.0
+    for addresses in itertools.combinations(range(n), n_reads):
+        counts: dict = defaultdict(lambda: defaultdict(int))
+        for f in itertools.permutations(range(n)):
+            z = 0
+            for _ in range(k):
+                z = f[z]
+            counts[tuple(f[a] for a in addresses)][z] += 1
+        right = sum(max(c.values()) for c in counts.values())
+        best = max(best, right / math.factorial(n))
+    return best
+
+
+def decoded_rule(n: int, k: int, reads: tuple):
+    """The best rule for ``reads`` (names, 0 = x) as a function ``guess(f, x, others)``:
+    ``others`` are the concrete symbols standing for names 1, 2, ...; ``f`` a sequence."""
+    table = lookup_table(n, k, reads)
+
+    def guess(f, x: int, others: tuple) -> int:
+        name_of = {x: 0, **{s: i + 1 for i, s in enumerate(others)}}
+        symbol = {0: x, **{i + 1: s for i, s in enumerate(others)}}
+        seen = []
+        for r in reads:
+            v = f[symbol[r]]
+            if v not in name_of:
+                name_of[v] = len(name_of)
+                symbol[name_of[v]] = v
+            seen.append(name_of[v])
+        _, g, _ = table[tuple(seen)]
+        if g is not None:
+            return symbol[g]
+        return next(s for s in range(n) if s not in name_of)   # any point not seen
+    return guess
