@@ -14,7 +14,7 @@ import math
 
 from depthnotes.config import ModelConfig
 from depthnotes.exercises import Choice, Experiment, Function, Mistake, Number
-from depthnotes.init import deepnorm_constants
+from depthnotes.config import deepnorm_constants
 from depthnotes.params import count_params
 
 

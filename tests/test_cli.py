@@ -92,7 +92,7 @@ def test_latency_prints_a_table_and_a_fit(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--d-model", "100"], "d_model=100 must be divisible by n_head=12"),
-    (["--n-layer", "0"], "n_layer must be a positive int"),
+    (["--n-layer", "0"], "n_layer must be an int >= 1"),
     (["--prompt-len", "0"], "--prompt-len must be >= 1"),
     (["--context", "20"], "exceeds the context of 20"),
     (["--threads", "0"], "--threads must be >= 1"),

@@ -23,9 +23,10 @@ from depthnotes import ModelConfig, Transformer
 from depthnotes.answers import EXERCISES
 from depthnotes.exercises import (Choice, Experiment, ExerciseError, Function, Number, check,
                                   describe)
-from depthnotes.latency import LatencyFit, LatencyResult, Timing
+from depthnotes.fitting import LinearFit
+from depthnotes.latency import LatencyResult, Timing
 from depthnotes.runtime import MachineInfo
-from depthnotes.tools.claims import toc_notebooks
+from depthnotes.tools.book import toc_notebooks
 from depthnotes.tools.student import BEGIN, find_exercises
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ def _non_embedding(model) -> int:
 
 
 FIT = SimpleNamespace(intercept=0.02, slope=0.003)
-LFIT = LatencyFit(a=1.0, b=0.4, r2=1.0)
+LFIT = LinearFit(slope=0.4, intercept=1.0, r2=1.0)
 TRAIN_IDS = torch.tensor([0, 0, 1, 2])
 CORPUS = SimpleNamespace(train=TRAIN_IDS, vocab_size=5)
 BASELINE = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))

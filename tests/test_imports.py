@@ -49,7 +49,9 @@ def imports_of(name: str, path: Path) -> set[str]:
                 parent = ".".join(base + ([node.module] if node.module else []))
             else:
                 parent = node.module
-            found.add(parent)
+            if node.module or not node.level:
+                found.add(parent)
+            # `from . import fastpath` names a sibling module, not the package's __init__
             found.update(f"{parent}.{alias.name}" for alias in node.names)   # maybe modules
     return found
 
