@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from depthnotes.config import ModelConfig
-from depthnotes.exercises import Choice, Experiment, Function, Mistake, Number
+from depthnotes.exercise_kinds import Choice, Experiment, Function, Mistake, Number
 from depthnotes.config import deepnorm_constants
 from depthnotes.params import count_params
 
