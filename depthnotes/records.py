@@ -253,6 +253,7 @@ def run_experiment(experiment: Experiment, *, workers: int | None = None,
     jobs = experiment.jobs()
     workers = available_cores() if workers is None else workers
     load = _load_average()
+    prov = provenance()      # before the run: the commit of the code that runs
     t0 = time.perf_counter()
     results = run_parallel(run_job, jobs, workers=workers, desc=desc or experiment.name,
                            costs=[j.cost for j in jobs], labels=[j.label for j in jobs])
@@ -262,7 +263,7 @@ def run_experiment(experiment: Experiment, *, workers: int | None = None,
         "schema": SCHEMA_VERSION, "name": experiment.name, "quick": experiment.quick,
         "description": experiment.description, "measures": experiment.measures,
         "command": experiment.command, "config": experiment.config_dict(), "runs": runs,
-        "provenance": {**provenance(), "workers": min(workers, len(jobs)),
+        "provenance": {**prov, "workers": min(workers, len(jobs)),
                        "load_average_before": load, "wall_seconds": wall}}
     record = round_floats(record)
     validate_record(record, where=f"record {experiment.name}")
