@@ -67,8 +67,11 @@ def plot_seed_curves(ax, steps, curves, *, color=None, label=None):
     if len(xs) != len(curves) or any(len(x) != len(c) for x, c in zip(xs, curves)):
         raise ValueError("steps must match curves: one x per value (shared, or one x "
                          "sequence per seed)")
-    color = color if color is not None else ax._get_lines.get_next_color()
-    seed_lines = [ax.plot(x, c, color=color, **SEED_STYLE)[0] for x, c in zip(xs, curves)]
+    seed_lines = []
+    for x, c in zip(xs, curves):
+        (line,) = ax.plot(x, c, color=color, **SEED_STYLE)
+        color = line.get_color()                      # the axes' next colour when None
+        seed_lines.append(line)
     n = min(len(c) for c in curves)
     mean = [sum(c[i] for c in curves) / len(curves) for i in range(n)]
     (mean_line,) = ax.plot(xs[0][:n], mean, color=color, label=label, **MEAN_STYLE)
