@@ -52,6 +52,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     jobs = exp.jobs()
     print(f"{exp.command}: {len(exp.arms)} arms x {len(exp.seeds)} seeds = {len(jobs)} runs",
           flush=True)
+    if not args.quick:
+        print(_last_time(exp.name), flush=True)
     record = run_experiment(exp, workers=args.workers)
     try:
         path = write_record(record, out)
@@ -64,6 +66,21 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                           if isinstance(v, (int, float)) and not isinstance(v, bool))
         print(f"  {run['arm']}, seed {run['seed']}: {final} ({run['seconds']:.0f} s)")
     return 0
+
+
+def _last_time(name: str) -> str:
+    """The expected run time, from the stored record (the bar's own estimate of the time
+    left appears once the first runs are done)."""
+    from ..records import load_record
+
+    try:
+        prov = load_record(name).provenance
+    except (FileNotFoundError, ValueError):
+        return "no stored record to estimate the run time from"
+    load = prov.get("load_average_before")
+    at_load = f", load average {load:.1f} before it" if load is not None else ""
+    return (f"the stored record took {prov['wall_seconds'] / 60:.1f} min with "
+            f"{prov['workers']} workers ({prov['date']}{at_load})")
 
 
 def _print_list(rows: list[dict]) -> None:
