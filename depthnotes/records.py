@@ -71,6 +71,13 @@ class Record:
     provenance: dict
     path: Path | None = None
 
+    @classmethod
+    def from_dict(cls, data: dict, path: Path | None = None) -> "Record":
+        """A ``Record`` of a record dict (as ``run_experiment`` returns or a file holds),
+        its layout checked."""
+        validate_record(data, where=str(path) if path else f"record {data.get('name')}")
+        return cls(**{k: data[k] for k in RECORD_KEYS if k != "schema"}, path=path)
+
     @property
     def arms(self) -> list[str]:
         """The arms' names, in the experiment's order."""
@@ -146,9 +153,7 @@ def load_record(name: str, directory: str | os.PathLike | None = None,
             raise FileNotFoundError(f"record {path} not found; `python -m depthnotes record "
                                     f"{name}{' --quick' if quick else ''} --out {directory}` "
                                     f"writes it")
-    data = json.loads(path.read_text())
-    validate_record(data, where=str(path))
-    return Record(**{k: data[k] for k in RECORD_KEYS if k != "schema"}, path=path)
+    return Record.from_dict(json.loads(path.read_text()), path)
 
 
 def record_filename(name: str, quick: bool = False) -> str:
