@@ -138,11 +138,21 @@ def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
                         raise JobError(_failed(index, labels[index], e)) from e
                     if bar is not None:
                         bar.update(costs[index])
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
+        except BaseException:       # a failed job, or an interrupt (Jupyter's stop button)
+            _stop_workers(pool)
             raise
     return results
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the jobs not started and end the running ones now: a failed or interrupted
+    call must not leave workers computing for minutes in the background."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    # The executor has no public way to stop a running job before Python 3.14
+    # (``terminate_workers``); its worker processes are in ``_processes``.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
 
 
 def _init_worker() -> None:
