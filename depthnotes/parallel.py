@@ -70,8 +70,9 @@ def run_parallel(fn: Callable, jobs: Sequence, *, workers: int | None = None,
 
     ``workers`` defaults to the cores this process may use (never more than the jobs);
     ``workers=1`` runs in this process. ``costs`` (one positive number per job, e.g. steps ×
-    layers) weights the progress bar; ``labels`` name the jobs in errors (default: the
-    job's repr). Raises ``JobError`` when a job fails.
+    layers) weights the progress bar, and the workers start the costliest jobs first;
+    ``labels`` name the jobs in errors (default: the job's repr). Raises ``JobError`` when a
+    job fails.
     """
     jobs = list(jobs)
     if not callable(fn):
@@ -120,7 +121,10 @@ def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
     results = [None] * len(jobs)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                              initializer=_init_worker) as pool:
-        futures = {pool.submit(_call, fn, job): i for i, job in enumerate(jobs)}
+        # the longest jobs first, so that the last ones to finish are short (results still
+        # come back in job order)
+        order = sorted(range(len(jobs)), key=lambda i: -costs[i])
+        futures = {pool.submit(_call, fn, jobs[i]): i for i in order}
         pending = set(futures)
         try:
             while pending:
