@@ -26,6 +26,18 @@ it (the test suite runs it on every stored record).
 
 Quick records (``--quick``: the tiny version of the experiment the tests run) are named
 ``NAME.quick.json`` and never written to the repository's records folder.
+
+In a chapter::
+
+    from depthnotes.plots import plot_seed_curves, plot_seed_finals
+    from depthnotes.records import load_record
+    from depthnotes.verdicts import compare
+
+    rec = load_record("NAME")
+    cmp = compare(rec.final("eval_loss"), metric="validation loss")   # >= 3 seeds per arm
+    print(cmp.rule)                     # the test, stated before the result
+    print(cmp.table())
+    plot_seed_curves(ax, *rec.curves(rec.arms[0], "eval_loss"), label=rec.arms[0])
 """
 
 from __future__ import annotations
@@ -112,6 +124,12 @@ class Record:
                                f"{sorted(runs[0]['final'])}")
             out[arm] = [r["final"][metric] for r in runs]
         return out
+
+    def curves(self, arm: str, key: str) -> tuple[list, list]:
+        """``(steps, values)`` of ``arm``'s curve ``key``, one list per seed (in seed order):
+        what ``plots.plot_seed_curves(ax, steps, values)`` draws."""
+        pairs = [self.curve(arm, key, s) for s in self.seeds]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
 
     def curve(self, arm: str, key: str, seed: int) -> tuple[list, list]:
         """``(steps, values)`` of one stored curve: ``"train_loss"`` (window means, plotted

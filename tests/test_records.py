@@ -59,6 +59,8 @@ def test_quick_variant_writes_a_loadable_record(quick_records, name):
     steps, values = rec.curve(first, "train_loss", rec.seeds[0])
     assert len(steps) == len(values) >= 1 and steps[-1] == exp.arms[0].recipe.steps
     assert set(rec.final("steps_run")) == set(rec.arms)
+    all_steps, all_values = rec.curves(first, "train_loss")
+    assert all_steps[0] == steps and all_values[0] == values and len(all_values) == len(rec.seeds)
 
 
 def test_a_changed_definition_fails_and_names_the_command(quick_records):
