@@ -13,7 +13,8 @@ Jupyter kernel copies its threads and locks in an unknown state; ``spawn`` start
 interpreter that imports ``fn``'s module, with the caller's ``sys.path`` (so a worker imports
 the same ``depthnotes`` as the notebook, also under nbval and the book's execution script).
 A *script* that calls it must do so under ``if __name__ == "__main__":``, because each worker
-imports the script's main module again (Python's rule for ``spawn``).
+imports the script's main module again (Python's rule for ``spawn``), and must be a file (a
+script piped to ``python -`` cannot be imported again).
 
 Before each job the worker pins one thread and the job's seed (``runtime.pin``): the seed is
 ``job.seed`` (an attribute), ``job["seed"]`` (a mapping) or 0. ``workers=1`` runs the jobs in
@@ -137,7 +138,8 @@ def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
                         raise JobError(_failed(index, labels[index], e) + " A worker process "
                                        "died: out of memory, killed, or it failed while "
                                        "starting (a script that calls run_parallel must do so "
-                                       "under `if __name__ == \"__main__\":`)") from e
+                                       "under `if __name__ == \"__main__\":`, and be a file, "
+                                       "not read from standard input)") from e
                     except Exception as e:     # its __cause__ holds the worker's traceback
                         raise JobError(_failed(index, labels[index], e)) from e
                     if bar is not None:
