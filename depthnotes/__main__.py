@@ -21,7 +21,7 @@ COMMANDS = {
     "latency": ("depthnotes.cli.latency", "measure per-token decode latency on this CPU"),
     "train": ("depthnotes.cli.train", "train models on the shipped corpus (chapter 5)"),
     "khop": ("depthnotes.cli.khop", "chapter 3's depth sweep on k-hop pointer chasing"),
-    # "record": the lead adds its line here when depthnotes/cli/record.py is merged
+    "record": ("depthnotes.cli.record", "run a named experiment and write its record"),
 }
 
 

@@ -2,7 +2,9 @@
 
 A figure in this book has a title that states its finding, labelled axes with units, and a
 caption and alt text given in the notebook cell's metadata. Colours are fixed per norm
-placement so a reader can follow "post", "pre" and "deepnorm" across chapters.
+placement so a reader can follow "post", "pre" and "deepnorm" across chapters. A trained
+result shows every seed and the mean: ``plot_seed_curves`` for curves, ``plot_seed_finals``
+for final values.
 """
 
 from __future__ import annotations
@@ -44,6 +46,67 @@ def new_figure(ncols: int = 1, width: float | None = None, height: float = 3.8):
     return fig, list(axes[0])
 
 
-def fmt_millions(n: float) -> str:
-    """125_000_000 -> '125.0M' (for tick labels and annotations)."""
-    return f"{n / 1e6:.1f}M"
+# -- every seed and the mean (EXPERIMENTS.md §2: show the spread) ----------------------------
+#: How a single seed is drawn: thin and light, so the mean stands out over the seeds.
+SEED_STYLE = {"lw": 0.8, "alpha": 0.35}
+MEAN_STYLE = {"lw": 2.0}
+
+
+def plot_seed_curves(ax, steps, curves, *, color=None, label=None):
+    """Each seed's curve as a thin line and their mean as a thick one, on ``ax``.
+
+    ``curves`` holds one sequence of values per seed; ``steps`` is their shared x (one
+    sequence) or one x sequence per seed. Curves of different lengths (a run that stopped
+    early) are averaged over the steps all of them reached. Returns ``(seed_lines,
+    mean_line)``; ``label`` goes on the mean only, so a legend has one entry per arm.
+    """
+    curves = [list(c) for c in curves]
+    if not curves:
+        raise ValueError("curves must hold at least one seed's values")
+    xs = [list(s) for s in steps] if _per_seed(steps) else [list(steps)] * len(curves)
+    if len(xs) != len(curves) or any(len(x) != len(c) for x, c in zip(xs, curves)):
+        raise ValueError("steps must match curves: one x per value (shared, or one x "
+                         "sequence per seed)")
+    seed_lines = []
+    for x, c in zip(xs, curves):
+        (line,) = ax.plot(x, c, color=color, **SEED_STYLE)
+        color = line.get_color()                      # the axes' next colour when None
+        seed_lines.append(line)
+    n = min(len(c) for c in curves)
+    mean = [sum(c[i] for c in curves) / len(curves) for i in range(n)]
+    (mean_line,) = ax.plot(xs[0][:n], mean, color=color, label=label, **MEAN_STYLE)
+    return seed_lines, mean_line
+
+
+def plot_seed_finals(ax, results, *, colors=None, width: float = 0.25):
+    """Per-seed final values of several arms: each seed a dot, each arm's mean a short bar.
+
+    ``results`` is ``{arm: [value of each seed]}`` (what ``Record.final`` and
+    ``verdicts.compare`` use); arms go left to right at x = 0, 1, ... with their names as
+    tick labels, and a seed's dot is shifted sideways by a fixed amount so equal values stay
+    visible. Returns ``{arm: (seed_dots, mean_bar)}``.
+    """
+    if not results:
+        raise ValueError("results must hold at least one arm")
+    colors = list(colors) if colors is not None else CYCLE
+    out = {}
+    for i, (arm, values) in enumerate(results.items()):
+        values = list(values)
+        if not values:
+            raise ValueError(f"arm {arm!r} has no values")
+        color = colors[i % len(colors)]
+        k = len(values)
+        offsets = [0.0] if k == 1 else [width * (j / (k - 1) - 0.5) for j in range(k)]
+        dots = [ax.plot(i + o, v, "o", color=color, ms=5, alpha=0.7)[0]
+                for o, v in zip(offsets, values)]
+        (bar,) = ax.plot([i - width * 0.8, i + width * 0.8], [sum(values) / k] * 2,
+                         color=color, **MEAN_STYLE)
+        out[arm] = (dots, bar)
+    ax.set_xticks(range(len(results)), list(results))
+    ax.set_xlim(-0.6, len(results) - 0.4)
+    return out
+
+
+def _per_seed(steps) -> bool:
+    first = next(iter(steps), None)
+    return first is not None and hasattr(first, "__len__")

@@ -1,0 +1,327 @@
+"""The book's named experiments: each defined once, here, and run by ``records.py``.
+
+An ``Experiment`` says everything a result depends on: the data (the shipped corpus or a
+synthetic task), the arms (one model config and one training recipe each), the seeds, and
+what is measured. Every arm is trained once per seed; a seed fixes both the model's
+initialisation and its batches. The arms and seeds are independent jobs, so
+``records.run_experiment`` runs them in parallel worker processes (``parallel.py``); the job
+function ``run_job`` lives here, at module level, so a worker can import it.
+
+A named experiment is a function ``(quick: bool) -> Experiment`` registered in
+``EXPERIMENTS``. ``quick=True`` gives a tiny version of the *same* experiment (same arms and
+code path, a few steps, smaller depths where the real ones are too slow): it is what the test
+suite runs, and ``python -m depthnotes record NAME --quick`` writes it elsewhere, never over
+the real record. The real version's configuration is stored in its record; a test compares
+it with the definition here, so changing a definition without regenerating the record fails.
+
+The experiments here are the ones the chapters' long runs held before records existed (the
+1,000-layer DeepNorm comparison of chapter 5, chapter 3's 6,000-step pointer chasing, chapter
+6's budget sweep that chapter 7 reads); the chapters' own issues redefine what they hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from .config import ModelConfig
+from .tasks import PointerChasing
+from .train import TrainConfig
+
+#: The kinds of data an experiment can train on.
+DATA_KINDS = ("corpus", "pointer_chasing")
+
+#: At most this many points per stored training-loss curve (longer runs store window means).
+CURVE_POINTS = 300
+
+
+@dataclass(frozen=True)
+class TaskRecipe:
+    """How ``tasks.train_on_task`` trains on a synthetic task (its keyword arguments but the
+    seed, which comes from the experiment's seeds)."""
+
+    steps: int = 400
+    batch_size: int = 64
+    lr: float = 3e-3
+    warmup: int = 40
+    eval_sequences: int = 256
+
+    def replace(self, **changes) -> "TaskRecipe":
+        import dataclasses
+
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One thing compared: a model and how it is trained. ``info`` holds facts a table needs
+    that the config does not say directly (e.g. a sweep point's budget, or its lr rule)."""
+
+    name: str
+    model: ModelConfig
+    recipe: TrainConfig | TaskRecipe
+    info: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "model": asdict(self.model), "recipe": asdict(self.recipe),
+                "info": dict(self.info)}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named experiment: data, arms, seeds, and what is measured (see the module doc)."""
+
+    name: str
+    description: str        # what it holds and why, including any cut made to fit the machine
+    measures: str           # the per-seed numbers it records
+    data: str | PointerChasing   # a corpus name ("python_topics") or a task
+    arms: tuple[Arm, ...]
+    seeds: tuple[int, ...]
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.arms:
+            raise ValueError(f"experiment {self.name!r}: arms must not be empty")
+        names = [a.name for a in self.arms]
+        if len(set(names)) != len(names):
+            raise ValueError(f"experiment {self.name!r}: arm names must be unique, got {names}")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"experiment {self.name!r}: seeds must be distinct and at least "
+                             f"one, got {self.seeds}")
+        recipe_type = TrainConfig if self.data_kind == "corpus" else TaskRecipe
+        for a in self.arms:
+            if not isinstance(a.recipe, recipe_type):
+                raise TypeError(f"experiment {self.name!r}, arm {a.name!r}: a {self.data_kind} "
+                                f"experiment needs a {recipe_type.__name__} recipe, got "
+                                f"{type(a.recipe).__name__}")
+            if isinstance(a.recipe, TrainConfig) and a.recipe.seed != 0:
+                raise ValueError(f"experiment {self.name!r}, arm {a.name!r}: leave the recipe's "
+                                 f"seed at 0; the seeds come from Experiment.seeds")
+
+    @property
+    def data_kind(self) -> str:
+        return "pointer_chasing" if isinstance(self.data, PointerChasing) else "corpus"
+
+    @property
+    def command(self) -> str:
+        """The command that (re)generates this experiment's record."""
+        return f"python -m depthnotes record {self.name}" + (" --quick" if self.quick else "")
+
+    def config_dict(self) -> dict:
+        """Everything the results depend on, as plain JSON values (stored in the record and
+        compared with it by the staleness test)."""
+        return {"data": data_dict(self.data), "seeds": list(self.seeds),
+                "arms": [a.as_dict() for a in self.arms]}
+
+    def jobs(self) -> list["Job"]:
+        """One job per (arm, seed), arms outermost."""
+        return [Job(self.data, arm, seed) for arm in self.arms for seed in self.seeds]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training: an arm of an experiment with one seed (picklable, for a worker)."""
+
+    data: str | PointerChasing
+    arm: Arm
+    seed: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.arm.name}, seed {self.seed}"
+
+    @property
+    def cost(self) -> float:
+        """Rough relative cost (steps × layers × width²), for the progress bar's estimate."""
+        c = self.arm.model
+        return float(self.arm.recipe.steps * c.n_layer * c.d_model ** 2 + 1)
+
+
+def data_dict(data) -> dict:
+    """The data an experiment trains on, as stored: the corpus with a digest of its tokens
+    (so a changed corpus makes a record stale), or the task's fields."""
+    if isinstance(data, PointerChasing):
+        return {"kind": "pointer_chasing", **asdict(data), "vocab_size": data.vocab_size,
+                "seq_len": data.seq_len}
+    from .data import load_corpus
+
+    corpus = load_corpus(data)
+    digest = hashlib.sha256()
+    for t in (corpus.train, corpus.val):
+        digest.update(t.numpy().tobytes())
+    return {"kind": "corpus", "name": corpus.name, "vocab_size": corpus.vocab_size,
+            "train_tokens": int(corpus.train.numel()), "val_tokens": int(corpus.val.numel()),
+            "sha256": digest.hexdigest()[:16]}
+
+
+# -- one job, in a worker ------------------------------------------------------------------
+def run_job(job: Job) -> dict:
+    """Train ``job.arm`` with ``job.seed`` and return its curves and final metrics (plain
+    floats, unrounded). The caller (``parallel._call``) has pinned one thread and the seed."""
+    if isinstance(job.data, PointerChasing):
+        return _run_task(job)
+    return _run_corpus(job)
+
+
+def _run_corpus(job: Job) -> dict:
+    from .data import load_corpus
+    from .model import Transformer
+    from .train import train
+
+    corpus = load_corpus(job.data)
+    model = Transformer(job.arm.model, seed=job.seed)
+    res = train(model, corpus, job.arm.recipe.replace(seed=job.seed))
+    every, curve = window_means(res.train_losses)
+    return {"curves": {"train_loss": curve, "train_loss_every": every,
+                       "eval_steps": list(res.eval_steps), "eval_loss": list(res.eval_losses)},
+            "final": {"eval_loss": res.final_eval_loss, "best_eval_loss": res.best_eval_loss,
+                      "train_loss": res.final_train_loss, "initial_loss": res.initial_loss,
+                      "steps_run": res.steps_run, "diverged": res.diverged,
+                      "diverged_at": res.diverged_at, "reason": res.reason},
+            "seconds": res.seconds}
+
+
+def _run_task(job: Job) -> dict:
+    from .tasks import train_on_task
+
+    r = job.arm.recipe
+    t0 = time.perf_counter()
+    _, run = train_on_task(job.arm.model, job.data, steps=r.steps, batch_size=r.batch_size,
+                           lr=r.lr, warmup=r.warmup, seed=job.seed,
+                           eval_sequences=r.eval_sequences)
+    every, curve = window_means(list(run.losses))
+    final = {f"accuracy_k{k}": a for k, a in run.accuracy.items()}
+    final.update(steps_run=len(run.losses), diverged=run.diverged)
+    return {"curves": {"train_loss": curve, "train_loss_every": every}, "final": final,
+            "seconds": time.perf_counter() - t0}
+
+
+def window_means(values: list[float], points: int = CURVE_POINTS) -> tuple[int, list[float]]:
+    """``(w, means)``: the curve as means of ``w`` consecutive values, with ``w`` the smallest
+    that gives at most ``points`` of them (the last window may be shorter). ``w = 1`` keeps
+    every value. Entry i covers steps ``i*w`` to ``(i+1)*w - 1``."""
+    w = max(1, math.ceil(len(values) / points))
+    return w, [sum(values[i:i + w]) / len(values[i:i + w]) for i in range(0, len(values), w)]
+
+
+# -- the registry --------------------------------------------------------------------------
+EXPERIMENTS: dict[str, Callable[[bool], Experiment]] = {}
+
+
+def _register(builder: Callable[[bool], Experiment]) -> Callable[[bool], Experiment]:
+    EXPERIMENTS[builder.__name__] = builder
+    return builder
+
+
+def get_experiment(name: str, quick: bool = False) -> Experiment:
+    """The named experiment (or its quick version)."""
+    if name not in EXPERIMENTS:
+        raise KeyError(f"no experiment named {name!r}; the experiments are "
+                       f"{sorted(EXPERIMENTS)}")
+    exp = EXPERIMENTS[name](quick)
+    if exp.name != name or exp.quick != quick:
+        raise RuntimeError(f"experiment builder {name!r} returned {exp.name!r} "
+                           f"(quick={exp.quick})")
+    return exp
+
+
+@_register
+def deepnorm_1000_layers(quick: bool = False) -> Experiment:
+    from .data import load_corpus
+
+    depths = (2, 4) if quick else (200, 1000)
+    recipe = TrainConfig(steps=3 if quick else 100, batch_size=2 if quick else 8, context=32,
+                         lr=1e-3, warmup_steps=20, grad_clip=1.0,
+                         eval_every=1 if quick else 25, eval_batches=1 if quick else 4)
+    vocab = load_corpus().vocab_size
+    arms = tuple(
+        Arm(f"{norm} L={L}",
+            ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128, vocab_size=vocab,
+                        context=32, norm=norm, init=init),
+            recipe, {"norm": norm, "n_layer": L})
+        for L in depths for norm, init in (("deepnorm", "deepnorm"), ("post", "normal")))
+    return Experiment(
+        name="deepnorm_1000_layers", quick=quick,
+        description=(
+            "Chapter 5 (C12): DeepNorm against plain post-norm (GPT-2's N(0, 0.02) init) in "
+            "DeepNet's thin shape (d = 64, FFN 128, 2 heads) at 200 and 1,000 blocks, on the "
+            "shipped corpus, with chapter 5's recipe (AdamW lr 1e-3, 20 warm-up steps, cosine "
+            "decay, clipping at 1) but batches of 8 x 32 characters to keep the memory at a few "
+            "GB. Every arm gets the same 100 steps. The earlier text record also held one "
+            "DeepNorm-only 1,000-block run of 300 steps, with no post-norm run of that length; "
+            "it is dropped rather than made symmetric, because 2 x 300 steps at 1,000 blocks "
+            "(about 3 s per step on one core, far more on a shared machine) did not fit the "
+            "machine time of a record. One seed: an illustration, not a verdict "
+            "(EXPERIMENTS.md asks for 3)."),
+        measures=("training loss per step; validation loss every 25 steps (4 batches of "
+                  "8 x 32 held-out characters) and at the end; whether and where a run "
+                  "diverged"),
+        data="python_topics", arms=arms, seeds=(0,))
+
+
+@_register
+def pointer_chasing_6000_steps(quick: bool = False) -> Experiment:
+    from .params import shapes_for_budget
+
+    task = PointerChasing(max_hops=3, n_nodes=6, n_queries=6)
+    base = ModelConfig(n_layer=1, d_model=64, n_head=1, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    shapes = shapes_for_budget(40_000, base, n_layers=[1, 2, 3, 4], tolerance=0.05,
+                               d_multiple=4)
+    recipe = TaskRecipe(steps=20 if quick else 6000, batch_size=64, lr=2e-3, warmup=40,
+                        eval_sequences=16 if quick else 512)
+    arms = tuple(Arm(f"L={s.n_layer}", s.config, recipe,
+                     {"n_layer": s.n_layer, "d_model": s.d_model,
+                      "non_embedding": s.non_embedding})
+                 for s in shapes)
+    return Experiment(
+        name="pointer_chasing_6000_steps", quick=quick,
+        description=(
+            "Chapter 3 (C5): k-hop pointer chasing over 6 symbols (k = 1, 2, 3 mixed), one "
+            "model per depth L = 1..4 at about 40,000 non-embedding parameters "
+            "(shapes_for_budget, one head), trained 6,000 steps (four times the chapter's own "
+            "run) with train_on_task: batch 64, AdamW peak lr 2e-3, 40 warm-up steps, cosine "
+            "decay. One seed, as the earlier text record."),
+        measures=("training loss per step (window means); accuracy on 512 fresh sequences "
+                  "per k (6 queries each) after training"),
+        data=task, arms=arms, seeds=(0,))
+
+
+@_register
+def budget_sweep_300_steps(quick: bool = False) -> Experiment:
+    from .budget import lr_for_width
+    from .data import load_corpus
+    from .params import shapes_for_budget
+
+    corpus = load_corpus()
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
+                       context=64)
+    budgets = {25_000: [1, 2, 3, 4, 6, 8], 100_000: [1, 2, 4, 8]}
+    recipe = TrainConfig(steps=3 if quick else 300, batch_size=16, context=64, lr=3e-3,
+                         warmup_steps=20, eval_batches=1 if quick else 8)
+    arms = []
+    for budget, depths in budgets.items():
+        for s in shapes_for_budget(budget, base, tolerance=0.08, d_multiple=2, n_layers=depths):
+            lr = lr_for_width(recipe.lr, s.d_model, 64, "1/d")
+            arms.append(Arm(
+                f"P={budget} L={s.n_layer}", s.config, recipe.replace(lr=lr),
+                {"budget": budget, "n_layer": s.n_layer, "d_model": s.d_model,
+                 "n_head": s.n_head, "non_embedding": s.non_embedding,
+                 "aspect_ratio": s.aspect_ratio, "lr_ref": recipe.lr, "d_ref": 64,
+                 "lr_rule": "1/d"}))
+    return Experiment(
+        name="budget_sweep_300_steps", quick=quick,
+        description=(
+            "Chapter 6 (C14), read by chapter 7 (C17): every shape within 8 % of a "
+            "non-embedding budget P (25,000: L = 1, 2, 3, 4, 6, 8; 100,000: L = 1, 2, 4, 8; "
+            "pre-norm, GPT-2 init, 2 heads, context 64) trained on the shipped corpus with one "
+            "recipe and the same tokens: 300 steps of 16 x 64 characters, AdamW, lr 3e-3 x "
+            "64 / d (budget.lr_for_width, rule 1/d), 20 warm-up steps, cosine decay, clipping "
+            "at 1; the same runs as budget.budget_sweep with chapter 6's default settings. "
+            "One seed, as the earlier results file."),
+        measures=("training loss per step; validation loss after the last step (8 batches "
+                  "of 16 x 64 held-out characters)"),
+        data="python_topics", arms=tuple(arms), seeds=(0,))
