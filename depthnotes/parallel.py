@@ -37,7 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 import torch
 
 from .checks import check_int
-from .runtime import pin, quiet
+from .runtime import no_inner_progress, pin, quiet
 
 #: The start method: a fresh interpreter per worker, never a fork of the caller.
 START_METHOD = "spawn"
@@ -107,7 +107,8 @@ def _run_here(fn, jobs, costs, labels, bar) -> list:
     try:
         for index, job in enumerate(jobs):
             try:
-                results.append(_call(fn, job))
+                with no_inner_progress():      # the one bar is the caller's, as in workers
+                    results.append(_call(fn, job))
             except Exception as e:
                 raise JobError(_failed(index, labels[index], e)) from e
             if bar is not None:
@@ -193,5 +194,6 @@ def _bar(total: float, desc: str | None):
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False,
+    # mininterval=0: every finished job redraws the bar (jobs are seconds to minutes long)
+    return tqdm(total=total, desc=desc, leave=False, mininterval=0,
                 bar_format="{l_bar}{bar}| [{elapsed} elapsed, {remaining} left]")

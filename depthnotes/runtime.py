@@ -46,6 +46,21 @@ def quiet() -> bool:
     return os.environ.get("DEPTHNOTES_QUIET", "") not in ("", "0")
 
 
+@contextmanager
+def no_inner_progress():
+    """The body runs quiet (no progress bars from the loops it calls), the setting restored
+    after: ``parallel`` runs jobs in-process under it, so one bar counts all of them."""
+    before = os.environ.get("DEPTHNOTES_QUIET")
+    os.environ["DEPTHNOTES_QUIET"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["DEPTHNOTES_QUIET"]
+        else:
+            os.environ["DEPTHNOTES_QUIET"] = before
+
+
 def progress(iterable, total: int | None = None, desc: str | None = None):
     """``iterable`` with a tqdm bar in Jupyter, or as it is when quiet."""
     if quiet():
