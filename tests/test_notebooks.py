@@ -226,7 +226,7 @@ def test_prose_quotes_what_the_code_publishes(path):
 
 #: ``{glue:...}`` left in a chapter's prose: JupyterLab shows them raw. Only chapter 5's, whose
 #: values the record cells (owned elsewhere) still glue; the lead removes this after merging.
-GLUE_LEFT = {"05_fixes.ipynb": {"c12_params_1000", "c12_baseline", "c12_record_table"}}
+GLUE_LEFT: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
