@@ -8,13 +8,17 @@ running the jobs one after another in one process (``tests/test_parallel.py`` ch
 
 ``run_parallel(fn, jobs)`` calls ``fn(job)`` for every job and returns the results in job
 order. ``fn`` must be a module-level function of an importable module (the package's, not a
-notebook's): the workers are started with ``spawn``, which does not fork the caller. Forking a
-Jupyter kernel copies its threads and locks in an unknown state; ``spawn`` starts a fresh
-interpreter that imports ``fn``'s module, with the caller's ``sys.path`` (so a worker imports
-the same ``depthnotes`` as the notebook, also under nbval and the book's execution script).
-A *script* that calls it must do so under ``if __name__ == "__main__":``, because each worker
-imports the script's main module again (Python's rule for ``spawn``), and must be a file (a
-script piped to ``python -`` cannot be imported again).
+notebook's): the workers are started with ``forkserver``, which never forks the caller. Forking a
+Jupyter kernel copies its threads and locks in an unknown state; the fork server is a fresh
+interpreter, started once per process with the caller's ``sys.path`` (so a worker imports the
+same ``depthnotes`` as the notebook, also under nbval and the book's execution script), that
+imports torch and the package once and then forks a clean copy of itself per worker. That
+makes a worker ready in a fraction of a second instead of the ~1 s a ``spawn`` worker spends
+importing torch, which mattered: with ``spawn``, 4 seeds of a 6-second training ran only
+1.63x faster on 2 cores (``benchmarks/README.md``). A *script* that calls it must do so under
+``if __name__ == "__main__":``, because each worker imports the script's main module again
+(as with ``spawn``), and must be a file (a script piped to ``python -`` cannot be imported
+again).
 
 Before each job the worker pins one thread and the job's seed (``runtime.pin``): the seed is
 ``job.seed`` (an attribute), ``job["seed"]`` (a mapping) or 0. ``workers=1`` runs the jobs in
@@ -39,8 +43,10 @@ import torch
 from .checks import check_int
 from .runtime import no_inner_progress, pin, quiet
 
-#: The start method: a fresh interpreter per worker, never a fork of the caller.
-START_METHOD = "spawn"
+#: The start method: workers forked from a clean server process, never from the caller.
+START_METHOD = "forkserver"
+#: What the fork server imports once, so that each forked worker starts with it loaded.
+PRELOAD = ["torch", "depthnotes.experiments"]
 
 
 class JobError(RuntimeError):
@@ -120,6 +126,7 @@ def _run_here(fn, jobs, costs, labels, bar) -> list:
 
 def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
     ctx = multiprocessing.get_context(START_METHOD)
+    ctx.set_forkserver_preload(PRELOAD)        # takes effect when the server first starts
     results = [None] * len(jobs)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                              initializer=_init_worker) as pool:
