@@ -161,10 +161,12 @@ def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
     """Cancel the jobs not started and end the running ones now: a failed or interrupted
     call must not leave workers computing for minutes in the background."""
-    pool.shutdown(wait=False, cancel_futures=True)
     # The executor has no public way to stop a running job before Python 3.14
-    # (``terminate_workers``); its worker processes are in ``_processes``.
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    # (``terminate_workers``); its worker processes are in ``_processes``, which ``shutdown``
+    # sets to None, so they are taken first.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
         if process.is_alive():
             process.terminate()
 

@@ -1,5 +1,6 @@
 """Independent trainings in worker processes (depthnotes.parallel): the same bits as in turn."""
 
+import multiprocessing
 import os
 import textwrap
 
@@ -63,9 +64,16 @@ def test_a_failure_stops_the_other_workers():
     long = tiny_jobs(seeds=(0,))[0]
     long = Job(long.data, Arm("long", long.arm.model, TINY.replace(steps=1_000_000)), 0)
     t0 = time.perf_counter()
+    before = {p.pid for p in multiprocessing.active_children()}
     with pytest.raises(JobError, match="job 1"):
         run_parallel(run_job, [long, bad_job()], workers=2)
     assert time.perf_counter() - t0 < 150      # the long job alone would take ~30 min
+    # and the long job's worker is gone, not left computing in the background
+    deadline = time.perf_counter() + 10
+    while time.perf_counter() < deadline and any(
+            p.pid not in before for p in multiprocessing.active_children()):
+        time.sleep(0.1)
+    assert not [p for p in multiprocessing.active_children() if p.pid not in before]
 
 
 def test_arguments_are_checked():
