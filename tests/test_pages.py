@@ -118,16 +118,6 @@ def test_versions_lists_the_packages():
 
 # ---------------------------------------------------------------- summaries and API
 
-def test_glue_roles_are_pointed_at_their_chapter():
-    nb = Path("notebooks/02_x.ipynb")
-    text = "a {glue:text}`n:,` b {glue:}`fig` c {glue:text}`m` d {glue:text}`/o.ipynb::k:.1f`"
-    out = summaries.relocate_glue(text, nb)
-    assert "{glue:text}`/notebooks/02_x.ipynb::n:,`" in out
-    assert "{glue:}`/notebooks/02_x.ipynb::fig`" in out
-    assert "{glue:text}`/notebooks/02_x.ipynb::m:s`" in out        # format added: see docstring
-    assert "{glue:text}`/o.ipynb::k:.1f`" in out                   # already pointed: unchanged
-
-
 def test_summary_section_is_extracted():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# 1. T\n\ntext"),

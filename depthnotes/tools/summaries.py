@@ -17,25 +17,9 @@ from depthnotes.tools.book import notebook_title, toc_notebooks
 from depthnotes.tools.status import load_runs
 from depthnotes.tools.student import find_exercises
 
-_GLUE = re.compile(r"(\{glue(?::\w*)?\}`)([^`]+)(`)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 #: ``check("n.m", ...)`` in a check cell: the exercise id it checks.
 _CHECK_ID = re.compile(r"\bcheck\(\s*\"([^\"]+)\"")
-
-
-def relocate_glue(text: str, notebook: Path) -> str:
-    """Point same-page glue roles in ``text`` at ``notebook`` (an ``notebooks/...`` path)."""
-    doc = f"/notebooks/{notebook.name}"
-
-    def fix(m: re.Match) -> str:
-        role, body = m.group(1), m.group(2)
-        if "::" in body:
-            return m.group(0)
-        if role == "{glue:text}`" and ":" not in body:
-            body += ":s"     # glue:text splits the format off at the last ':', even after '::'
-        return f"{role}{doc}::{body}{m.group(3)}"
-
-    return _GLUE.sub(fix, text)
 
 
 def chapter_summary(nb) -> str:
@@ -77,7 +61,7 @@ def render_summaries(root: Path) -> str:
         summary = chapter_summary(nb)
         parts += [f"### {title}", ""]
         if summary:
-            parts += [relocate_glue(_demote_headings(summary), path), ""]
+            parts += [_demote_headings(summary), ""]
         else:
             parts += ["*(This chapter has no summary section yet.)*", ""]
         parts += [f"→ {{doc}}`Read the chapter </notebooks/{path.stem}>`", ""]
@@ -116,7 +100,7 @@ def render_exercises(root: Path) -> str:
         lines.append(f"| {{doc}}`{title} </notebooks/{path.stem}>` | {took} | {len(exercises)} |")
         tables += ["", f"### {title}", "", "| task | checked by |", "|---|---|"]
         for ex in exercises:
-            task = relocate_glue(_task_text(nb, ex.answer), path).replace("|", "\\|")
+            task = _task_text(nb, ex.answer).replace("|", "\\|")
             ids = _CHECK_ID.findall(nb.cells[ex.check].source) if ex.check is not None else []
             checked = "; ".join(describe(i) for i in dict.fromkeys(ids)) or "—"
             tables.append(f"| {task} | {checked} |")
