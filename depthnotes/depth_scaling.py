@@ -152,15 +152,10 @@ def layer_removal_cost(model: Transformer, idx: torch.Tensor,
                        targets: torch.Tensor) -> np.ndarray:
     """Loss with block i removed minus the full model's loss, for each i: shape (L,).
 
-    Positive means the block helps. ``probes.skip_layer_losses`` does the removing; it
-    counts stored blocks (``len(model.h)``), so weight-shared models are refused here rather
-    than measured on their first few applications only.
+    Positive means the block helps. ``probes.skip_layer_losses`` does the removing, one
+    application at a time (for a weight-shared model: one application of its block).
     """
     check_probe_input(model, idx)
-    if model.config.n_blocks != model.config.n_layer:
-        raise ValueError("layer_removal_cost needs distinct blocks (n_unique_blocks=None); "
-                         f"this model applies {model.config.n_blocks} stored blocks "
-                         f"{model.config.n_layer} times")
     with eval_mode(model):
         full = float(model(idx, targets)[1])
     return skip_layer_losses(model, idx, targets) - full

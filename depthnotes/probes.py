@@ -145,8 +145,11 @@ def layer_contribution(model, idx: torch.Tensor) -> np.ndarray:
 
 @torch.no_grad()
 def skip_layer_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
-    """The loss on ``(idx, targets)`` with block i replaced by the identity, for each i:
-    shape (L,). Compare with the full model's loss (``model(idx, targets)[1]``)."""
+    """The loss on ``(idx, targets)`` with block application i replaced by the identity, for
+    each i: shape (L,), L = ``config.n_layer`` (a weight-shared model skips one application
+    of its block, not the block everywhere). Compare with the full model's loss
+    (``model(idx, targets)[1]``)."""
     check_probe_input(model, idx)
     with eval_mode(model):
-        return np.array([float(model(idx, targets, skip=(i,))[1]) for i in range(len(model.h))])
+        return np.array([float(model(idx, targets, skip=(i,))[1])
+                         for i in range(model.config.n_layer)])

@@ -70,6 +70,10 @@ def test_layer_removal_cost_is_the_skip_loss_minus_the_full_loss():
         full = float(model(x, y)[1])
     assert cost.shape == (3,)
     assert np.allclose(cost, skip_layer_losses(model, x, y) - full)
+    # A looped model has one cost per application, each skipping that application only.
     looped = Transformer(small_config(vocab, 16, n_layer=4, n_unique_blocks=2), seed=0)
-    with pytest.raises(ValueError, match="n_unique_blocks=None"):
-        layer_removal_cost(looped, x, y)
+    cost = layer_removal_cost(looped, x, y)
+    with torch.no_grad():
+        full = float(looped(x, y)[1])
+        third = float(looped(x, y, skip=(2,))[1])
+    assert cost.shape == (4,) and cost[2] == pytest.approx(third - full)
