@@ -402,9 +402,11 @@ FIX_FAMILIES = (
 MS_PER_BLOCK_STEP = 6.2
 
 
-def thin_config(n_layer: int, norm: str, init: str, **changes) -> ModelConfig:
+def thin_config(n_layer: int, norm: str = "pre", init: str = "normal",
+                **changes) -> ModelConfig:
     """DeepNet's thin shape, as chapters 4 and 5 train it: d = 64, FFN 128, 2 heads, context
-    64, the shipped corpus's vocabulary."""
+    64, the shipped corpus's vocabulary (``changes``: other ``ModelConfig`` fields, e.g.
+    ``branch_scale``). The defaults are chapter 4's notebook's ``thin``."""
     from .data import load_corpus
 
     return ModelConfig(n_layer=n_layer, d_model=64, n_head=2, d_ff=128,
