@@ -510,24 +510,29 @@ def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
 @_register
 def deepnorm_update_size(quick: bool = False) -> Experiment:
     depths = (1, 2, 3) if quick else (6, 12, 24, 48, 96, 200)
-    recipe = TrainConfig(steps=3 if quick else 10, batch_size=4 if quick else 16,
+    recipe = TrainConfig(steps=3 if quick else 5, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, warmup_steps=0,
                          decay="constant", grad_clip=None, eval_every=0, eval_batches=1)
     probe = {"name": "update_size", "batch_size": 2 if quick else 8,
              "context": 16 if quick else 64}
-    arms = tuple(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
+    arms = tuple(Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
+                     recipe.replace(lr=lr),
                      {"family": family, "short": short, "norm": norm, "init": init,
-                      "n_layer": L, "probe": probe})
-                 for L in depths for family, short, norm, init in FIX_FAMILIES)
+                      "lr": lr, "n_layer": L, "probe": probe})
+                 for lr in (1e-4, 1e-3) for L in depths
+                 for family, short, norm, init in FIX_FAMILIES)
     return Experiment(
         name="deepnorm_update_size", quick=quick,
         description=(
             "Chapter 5 (C12): DeepNet's early-update measure ||F(x; theta_t) - F(x; theta_0)||"
             " (the output representation's move from its initial value, per token, on one "
-            "fixed held-out batch of 8 x 64 characters) after each of the first 10 steps, "
+            "fixed held-out batch of 8 x 64 characters) after each of the first 5 steps, "
             "for the arms of deepnorm_depth_comparison (post-norm/Xavier, DeepNorm, "
-            "pre-norm/Xavier) at L = 6, 12, 24, 48, 96 and 200. The harsh early phase that "
-            "warm-up exists to soften: AdamW at a constant lr 1e-3, no warm-up, no clipping, "
-            "16 x 64 characters per step. 3 seeds per arm. CPU estimate about 4 minutes."),
-        measures="the update size after each of the first 10 steps; the training loss",
+            "pre-norm/Xavier) at L = 6, 12, 24, 48, 96 and 200. AdamW at a constant rate, "
+            "no warm-up, no clipping, 16 x 64 characters per step, at two rates: 1e-3 (the "
+            "harsh start that warm-up exists to soften; in a calibration run post-norm's "
+            "first update was already near its ceiling, the length of a LayerNorm's output, "
+            "at every depth) and 1e-4 (the rate of a warm-up's early steps). 3 seeds per "
+            "arm. CPU estimate about 4 minutes."),
+        measures="the update size after each of the first 5 steps; the training loss",
         data="python_topics", arms=arms, seeds=(0, 1, 2))

@@ -25,10 +25,12 @@ and words by ``verdicts.claim_word``.
   is left out) compared with the same model untrained, and removing a late block must cost
   clearly less than removing an early one in the trained model. Both: ``reproduced``;
   neither: ``not reproduced at this scale``; one only: ``inconclusive``.
-* C12, update size (``update_exponents``, ``update_verdict``): the first step's update
-  against depth is fitted on log-log axes per seed (``fitting.linear_fit``); DeepNorm "bounds
-  the update" when its exponent is clearly below post-norm's; a caveat when DeepNorm's
-  exponent is above zero for every seed (the update still grows with L, only more slowly).
+* C12, update size (``update_verdict``): DeepNorm "bounds the update" when its first update
+  is clearly smaller than post-norm's at every depth; a caveat when that holds at some depths
+  only, or when DeepNorm's exponent (the first update against depth fitted on log-log axes
+  per seed, ``update_exponents``) is above zero for every seed: its update still grows with L.
+  The exponents alone are not the test: an update that is already at its ceiling (the length
+  of a LayerNorm's output) at every depth has an exponent near zero too.
 """
 
 from __future__ import annotations
@@ -264,24 +266,30 @@ def layer_use_verdict(use: LayerUse) -> LayerUseVerdict:
 
 
 # -- C12: the early update against depth --------------------------------------------------------
-def update_sizes(record, step: int = 1) -> dict[str, dict[int, list[float]]]:
+def update_sizes(record, step: int = 1,
+                 lr: float | None = None) -> dict[str, dict[int, list[float]]]:
     """``{family: {L: [update size after ``step`` per seed]}}`` of ``deepnorm_update_size``
-    (NaN for a run that stopped before ``step``)."""
+    (only the arms trained at ``lr``, when given; NaN for a run that stopped before
+    ``step``)."""
     out: dict[str, dict[int, list[float]]] = {}
     for arm in record.arms:
         info = record.arm(arm)["info"]
+        if lr is not None and info.get("lr") != lr:
+            continue
         sizes = []
         for s in record.seeds:
             p = record.run(arm, s)["probes"]
             got = dict(zip(p["update_steps"], p["update_size"]))
             sizes.append(math.nan if got.get(step) is None else float(got[step]))
         out.setdefault(info["family"], {})[info["n_layer"]] = sizes
+    if not out:
+        raise KeyError(f"record {record.name!r} has no arm trained at lr {lr!r}")
     return out
 
 
 def update_exponents(sizes: dict[str, dict[int, list[float]]]) -> dict[str, list[float]]:
     """Per family, per seed: the slope of log(update size) against log(L), fitted over the
-    depths (``fitting.linear_fit``); NaN when a seed lacks a finite positive size."""
+    depths (``fitting.linear_fit``); NaN when a seed lacks two finite positive sizes."""
     out = {}
     for family, by_depth in sizes.items():
         depths = sorted(by_depth)
@@ -299,24 +307,56 @@ def update_exponents(sizes: dict[str, dict[int, list[float]]]) -> dict[str, list
 @dataclass(frozen=True)
 class UpdateVerdict:
     word: str
-    comparison: Comparison          # the two families' exponents
+    comparisons: dict               # {L: Comparison of the two families' first updates}
+    smaller_at: tuple[int, ...]     # depths where DeepNorm's update is clearly smaller
+    exponents: Comparison | None    # the two families' fitted exponents (None: not all finite)
     caveat: str | None
+    reason: str
 
 
-def update_verdict(exponents: dict[str, list[float]], deepnorm: str,
+def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                    post: str) -> UpdateVerdict:
-    """The C12 update rule of the module docstring."""
-    cmp = compare({deepnorm: exponents[deepnorm], post: exponents[post]},
-                  metric="fitted exponent of the first update against L", better="lower")
-    caveat = None
-    if min(exponents[deepnorm]) > 0:
-        caveat = (f"DeepNorm's update still grows with depth (exponent "
-                  f"{cmp.arm(deepnorm).low:.2f} to {cmp.arm(deepnorm).high:.2f} over seeds)")
-    return UpdateVerdict(claim_word(cmp, expected=deepnorm, caveat=caveat), cmp, caveat)
+    """The C12 update rule: DeepNorm's first update must be clearly smaller than post-norm's
+    at every depth (``reproduced``); a caveat when it is so only at some depths, or when
+    DeepNorm's fitted exponent is above zero for every seed (its update still grows with L);
+    ``not reproduced at this scale`` when it is clearly smaller at no depth."""
+    depths = sorted(sizes[deepnorm])
+    cmps = {L: compare({deepnorm: sizes[deepnorm][L], post: sizes[post][L]},
+                       metric=f"first update at L = {L}", better="lower") for L in depths}
+    smaller = tuple(L for L in depths if claim_word(cmps[L], deepnorm) == REPRODUCED)
+    exps = update_exponents({f: sizes[f] for f in (deepnorm, post)})
+    finite = all(math.isfinite(v) for vals in exps.values() for v in vals)
+    exp_cmp = compare(exps, metric="fitted exponent of the first update against L",
+                      better="lower") if finite else None
+    caveats = []
+    missing = [L for L in depths if L not in smaller]
+    if smaller and missing:
+        caveats.append(f"not clearly smaller at L = {', '.join(map(str, missing))}")
+    if finite and min(exps[deepnorm]) > 0:
+        caveats.append(f"DeepNorm's update still grows with depth (exponent "
+                       f"{exp_cmp.arm(deepnorm).low:.2f} to {exp_cmp.arm(deepnorm).high:.2f}"
+                       f" over seeds)")
+    caveat = "; ".join(caveats) or None
+    if not smaller:
+        return UpdateVerdict(NOT_REPRODUCED, cmps, smaller, exp_cmp, caveat,
+                             f"{deepnorm}'s first update is not clearly smaller than "
+                             f"{post}'s at any depth")
+    word = claim_word(cmps[smaller[0]], deepnorm, caveat)
+    reason = (f"{deepnorm}'s first update is clearly smaller than {post}'s at "
+              f"L = {', '.join(map(str, smaller))}")
+    return UpdateVerdict(word, cmps, smaller, exp_cmp, caveat,
+                         reason + (f"; {caveat}" if caveat else ""))
+
+
+def weakest(words) -> str:
+    """The weakest of several claims-page words (not reproduced < with caveats <
+    reproduced): the word for a claim that needs every one of its parts."""
+    order = (NOT_REPRODUCED, WITH_CAVEATS, REPRODUCED)
+    return min(words, key=order.index)
 
 
 __all__ = ["MARGIN", "INCONCLUSIVE", "RECORDS", "REPRODUCED", "WITH_CAVEATS",
            "NOT_REPRODUCED", "unigram_loss", "load_chapter_records", "run_word",
            "depth_comparison", "depth_verdict", "GridCell", "grid_cells", "grid_verdict", "LayerUse",
            "layer_use", "layer_use_verdict", "update_sizes", "update_exponents",
-           "update_verdict"]
+           "update_verdict", "weakest"]

@@ -10,7 +10,7 @@ import torch
 from depthnotes import ModelConfig, Transformer
 from depthnotes.fixes import (INCONCLUSIVE, LayerUse, depth_verdict, grid_cells, grid_verdict,
                               layer_use, layer_use_verdict, run_word, unigram_loss,
-                              update_exponents, update_sizes, update_verdict)
+                              update_exponents, update_sizes, update_verdict, weakest)
 from depthnotes.record_probes import PROBE_KEYS, make_probe, probe_batches
 from depthnotes.trainability import depth_outcomes
 from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
@@ -24,6 +24,7 @@ class FakeRecord:
 
     def __init__(self, arms, seeds=(0, 1, 2)):
         # arms: {name: (info, [final dict or probes dict per seed])}
+        self.name = "fake"
         self.seeds = list(seeds)
         self.arms = list(arms)
         self._arms = arms
@@ -148,32 +149,56 @@ def test_layer_use_reads_the_quarters():
     assert u.skip_early == (0.2,) * 3 and u.skip_late == (0.0,) * 3
 
 
-def update_record(sizes):
+def update_record(sizes, lr=1e-3):
     """sizes: {(family, L): [update size after step 1 per seed]}."""
     return FakeRecord({f"{fam}, L={L}": (
-        {"family": fam, "n_layer": L},
+        {"family": fam, "n_layer": L, "lr": lr},
         [{"probes": {"update_steps": [1, 2], "update_size": [v, 2 * v]}} for v in vals])
         for (fam, L), vals in sizes.items()})
 
 
-def test_update_exponents_recover_a_power_law_and_the_verdict():
-    depths = (6, 24, 96)
-    table = {}
-    for fam, k in (("post", 0.7), ("deep", 0.0)):
-        for L in depths:
-            table[(fam, L)] = [c * L ** (k + d) for c, d in ((1.0, 0.0), (2.0, 0.02),
-                                                             (0.5, -0.02))]
-    sizes = update_sizes(update_record(table))
-    assert sizes["post"][6] == pytest.approx([6 ** 0.7, 2 * 6 ** 0.72, 0.5 * 6 ** 0.68])
+def power_law(exponents, depths=(6, 24, 96), scale=None):
+    scale = scale or {}
+    return {(fam, L): [scale.get(fam, 1.0) * c * L ** (k + d)
+                       for c, d in ((1.0, 0.0), (1.1, 0.02), (0.9, -0.02))]
+            for fam, k in exponents.items() for L in depths}
+
+
+def test_update_exponents_recover_a_power_law():
+    sizes = update_sizes(update_record(power_law({"post": 0.7, "deep": 0.0})), lr=1e-3)
+    assert sizes["post"][6] == pytest.approx([6 ** 0.7, 1.1 * 6 ** 0.72, 0.9 * 6 ** 0.68])
     ex = update_exponents(sizes)
     assert ex["post"] == pytest.approx([0.7, 0.72, 0.68])
     assert ex["deep"] == pytest.approx([0.0, 0.02, -0.02], abs=1e-12)
-    v = update_verdict(ex, "deep", "post")
-    assert v.word == REPRODUCED and v.caveat is None
-    ex["deep"] = [0.3, 0.32, 0.28]                      # grows, more slowly: a caveat
-    assert update_verdict(ex, "deep", "post").word == WITH_CAVEATS
-    ex["deep"] = [0.7, 0.72, 0.69]                      # no difference
-    assert update_verdict(ex, "deep", "post").word == NOT_REPRODUCED
+    with pytest.raises(KeyError, match="no arm trained at lr"):
+        update_sizes(update_record(power_law({"post": 0.7})), lr=1e-4)
+
+
+def test_update_verdict():
+    sizes = update_sizes(update_record(power_law({"post": 0.7, "deep": 0.0})))
+    v = update_verdict(sizes, "deep", "post")
+    assert v.word == REPRODUCED and v.smaller_at == (6, 24, 96) and v.caveat is None
+    # smaller everywhere but growing with L: a caveat
+    sizes = update_sizes(update_record(power_law({"post": 0.7, "deep": 0.3},
+                                                 scale={"deep": 0.1})))
+    v = update_verdict(sizes, "deep", "post")
+    assert v.word == WITH_CAVEATS and "still grows" in v.caveat
+    # post-norm at its ceiling at every depth (exponent ~0), DeepNorm below it and growing:
+    # the exponents alone would call it the other way; the sizes decide
+    sizes = update_sizes(update_record(power_law({"post": 0.0, "deep": 0.4},
+                                                 scale={"post": 8.0, "deep": 0.5})))
+    v = update_verdict(sizes, "deep", "post")
+    assert v.word == WITH_CAVEATS and v.smaller_at == (6, 24, 96)
+    assert v.exponents.best == "post"
+    # DeepNorm's update as large as post-norm's: not reproduced
+    sizes = update_sizes(update_record(power_law({"post": 0.5, "deep": 0.5})))
+    assert update_verdict(sizes, "deep", "post").word == NOT_REPRODUCED
+
+
+def test_weakest():
+    assert weakest([REPRODUCED, WITH_CAVEATS]) == WITH_CAVEATS
+    assert weakest([REPRODUCED, NOT_REPRODUCED, WITH_CAVEATS]) == NOT_REPRODUCED
+    assert weakest([REPRODUCED]) == REPRODUCED
 
 
 def test_update_sizes_missing_step_is_nan():
