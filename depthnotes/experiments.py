@@ -82,6 +82,7 @@ class Experiment:
     arms: tuple[Arm, ...]
     seeds: tuple[int, ...]
     quick: bool = False
+    keep_models: bool = False    # also store every trained model's weights (records.py)
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -114,12 +115,16 @@ class Experiment:
     def config_dict(self) -> dict:
         """Everything the results depend on, as plain JSON values (stored in the record and
         compared with it by the staleness test)."""
-        return {"data": data_dict(self.data), "seeds": list(self.seeds),
-                "arms": [a.as_dict() for a in self.arms]}
+        out = {"data": data_dict(self.data), "seeds": list(self.seeds),
+               "arms": [a.as_dict() for a in self.arms]}
+        if self.keep_models:            # (absent when False: older records stay current)
+            out["keep_models"] = True
+        return out
 
     def jobs(self) -> list["Job"]:
         """One job per (arm, seed), arms outermost."""
-        return [Job(self.data, arm, seed) for arm in self.arms for seed in self.seeds]
+        return [Job(self.data, arm, seed, self.keep_models)
+                for arm in self.arms for seed in self.seeds]
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class Job:
     data: str | PointerChasing
     arm: Arm
     seed: int
+    keep_model: bool = False
 
     @property
     def label(self) -> str:
@@ -161,13 +167,15 @@ def data_dict(data) -> dict:
 # -- one job, in a worker ------------------------------------------------------------------
 def run_job(job: Job) -> dict:
     """Train ``job.arm`` with ``job.seed`` and return its curves and final metrics (plain
-    floats, unrounded). The caller (``parallel._call``) has pinned one thread and the seed."""
-    if isinstance(job.data, PointerChasing):
-        return _run_task(job)
-    return _run_corpus(job)
+    floats, unrounded), and with ``job.keep_model`` the trained weights (``"model_state"``,
+    a state dict). The caller (``parallel._call``) has pinned one thread and the seed."""
+    model, result = (_run_task if isinstance(job.data, PointerChasing) else _run_corpus)(job)
+    if job.keep_model:
+        result["model_state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return result
 
 
-def _run_corpus(job: Job) -> dict:
+def _run_corpus(job: Job) -> tuple[object, dict]:
     from .data import load_corpus
     from .model import Transformer
     from .train import train
@@ -176,7 +184,7 @@ def _run_corpus(job: Job) -> dict:
     model = Transformer(job.arm.model, seed=job.seed)
     res = train(model, corpus, job.arm.recipe.replace(seed=job.seed))
     every, curve = window_means(res.train_losses)
-    return {"curves": {"train_loss": curve, "train_loss_every": every,
+    return model, {"curves": {"train_loss": curve, "train_loss_every": every,
                        "eval_steps": list(res.eval_steps), "eval_loss": list(res.eval_losses)},
             "final": {"eval_loss": res.final_eval_loss, "best_eval_loss": res.best_eval_loss,
                       "train_loss": res.final_train_loss, "initial_loss": res.initial_loss,
@@ -185,14 +193,15 @@ def _run_corpus(job: Job) -> dict:
             "seconds": res.seconds}
 
 
-def _run_task(job: Job) -> dict:
+def _run_task(job: Job) -> tuple[object, dict]:
     from .tasks import train_on_task
 
     r = job.arm.recipe
     t0 = time.perf_counter()
-    _, run = train_on_task(job.arm.model, job.data, steps=r.steps, batch_size=r.batch_size,
-                           lr=r.lr, warmup=r.warmup, seed=job.seed,
-                           eval_sequences=r.eval_sequences, eval_every=r.eval_every)
+    model, run = train_on_task(job.arm.model, job.data, steps=r.steps,
+                               batch_size=r.batch_size, lr=r.lr, warmup=r.warmup,
+                               seed=job.seed, eval_sequences=r.eval_sequences,
+                               eval_every=r.eval_every)
     every, curve = window_means(list(run.losses))
     curves = {"train_loss": curve, "train_loss_every": every}
     if run.curve_steps:
@@ -200,7 +209,7 @@ def _run_task(job: Job) -> dict:
         curves.update({f"accuracy_k{k}": list(v) for k, v in run.accuracy_curves.items()})
     final = {f"accuracy_k{k}": a for k, a in run.accuracy.items()}
     final.update(steps_run=len(run.losses), diverged=run.diverged)
-    return {"curves": curves, "final": final, "seconds": time.perf_counter() - t0}
+    return model, {"curves": curves, "final": final, "seconds": time.perf_counter() - t0}
 
 
 def window_means(values: list[float], points: int = CURVE_POINTS) -> tuple[int, list[float]]:
@@ -310,6 +319,22 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
         measures=("training loss per step (window means); accuracy per k every 250 steps "
                   "(128 sequences, 12 queries each) and after training (512 sequences)"),
         data=task, arms=tuple(arms), seeds=(0,) if quick else (0, 1, 2))
+
+
+@_register
+def khop_models(quick: bool = False) -> Experiment:
+    sweep = khop_depth_sweep(quick)
+    kept = ("L=1 d=64 lr=0.003", "L=2 d=64 lr=0.003")
+    return Experiment(
+        name="khop_models", quick=quick, keep_models=True,
+        description=(
+            "Chapter 3's look inside: two arms of khop_depth_sweep (one and two blocks at "
+            "d = 64, lr 3e-3) trained again with seed 0 by the same code, so that their "
+            "weights can be stored (NAME.models.pt beside this file) and their attention "
+            "read. Training is deterministic, so each model is the sweep's seed-0 model of "
+            "that arm; the chapter checks that their accuracies agree."),
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
 
 
 def count_params_non_embedding(config: ModelConfig) -> int:
