@@ -1,0 +1,115 @@
+"""Chapter 3's analyses: the depth sweep read from its record, and where a trained model looks.
+
+The record ``khop_depth_sweep`` (``experiments.py``) trains two families of models on k-hop
+pointer chasing, three seeds each: *fixed width* (d held, one block more at a time: what an
+added block buys) and *fixed parameters* (wider when shallower: what depth buys at equal
+cost). Some shapes ran at several learning rates; a shape is scored at its best rate, chosen
+by its mean accuracy over k >= 2 and all seeds (the hops a shallow model might be failing
+for want of a better rate), so no shape loses for a rate tuned for another.
+
+The chapter's rule, computed here and stated on the page: a model **does k hops** when its
+accuracy on k-hop queries beats the best rule that reads the table at two addresses fixed in
+advance (``hops.lookup_accuracy(n, k, 2)``) by a margin; the **depth needed** for k, for one
+seed, is the smallest depth that does k hops with that seed (None when no depth in the
+family does). The seeds' values give the spread.
+
+``chain_attention`` looks inside one trained model: how much attention each block's heads
+put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
+the position of f(x) (where f^2(x) is written). A chasing circuit reads x in one block and
+f(x) in the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+
+import numpy as np
+import torch
+
+from .checks import check_choice, check_int, check_number
+from .probes import attention_weights
+
+#: The two families of the sweep, as the record's arms name them in ``info["families"]``.
+FAMILIES = ("fixed width", "fixed parameters")
+
+
+@dataclass(frozen=True)
+class SweepShape:
+    """One shape of a family at its best learning rate: accuracies per k, one per seed."""
+
+    n_layer: int
+    d_model: int
+    arm: str                     # the record's arm (the best rate's)
+    lr: float
+    rates: dict                  # {lr: mean accuracy over k >= 2 and seeds} for every rate run
+    accuracy: dict               # {k: [accuracy of each seed, in seed order]}
+
+    def mean(self, k: int) -> float:
+        return mean(self.accuracy[k])
+
+
+def hops_of(record) -> list[int]:
+    """The k's the record scored (from its final metrics ``accuracy_k<k>``)."""
+    final = record.runs[0]["final"]
+    return sorted(int(key.removeprefix("accuracy_k")) for key in final
+                  if key.startswith("accuracy_k"))
+
+
+def family_shapes(record, family: str) -> list[SweepShape]:
+    """The shapes of ``family`` in ``record``, by depth, each at its best learning rate."""
+    check_choice("family", family, FAMILIES)
+    hops = hops_of(record)
+    finals = {k: record.final(f"accuracy_k{k}") for k in hops}     # {k: {arm: [per seed]}}
+    score = {arm: {k: finals[k][arm] for k in hops} for arm in record.arms}
+    groups: dict[tuple, list[str]] = {}
+    for arm in record.arms:
+        info = record.arm(arm)["info"]
+        if family in info["families"]:
+            groups.setdefault((info["n_layer"], info["d_model"]), []).append(arm)
+    shapes = []
+    for (L, d), arms in sorted(groups.items()):
+        rates = {record.arm(a)["info"]["lr"]: mean(mean(score[a][k]) for k in hops if k >= 2)
+                 for a in arms}
+        best = max(arms, key=lambda a: rates[record.arm(a)["info"]["lr"]])  # first on a tie
+        shapes.append(SweepShape(L, d, best, record.arm(best)["info"]["lr"], rates,
+                                 score[best]))
+    return shapes
+
+
+def does_hops(accuracy: float, bar: float) -> bool:
+    """The chapter's rule for one model and one k: accuracy above the bar (the two-look-up
+    baseline plus the margin)."""
+    return accuracy > bar
+
+
+def depth_needed(shapes: list[SweepShape], k: int, bar: float) -> list[int | None]:
+    """The depth needed for ``k`` with each seed (in seed order): the smallest ``n_layer``
+    whose accuracy with that seed beats ``bar``; None where no shape does."""
+    check_number("bar", bar, 0, 1)
+    seeds = len(shapes[0].accuracy[k])
+    return [min((s.n_layer for s in shapes if does_hops(s.accuracy[k][i], bar)), default=None)
+            for i in range(seeds)]
+
+
+def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,
+                    seed: int = 10**9 + 500) -> dict[str, np.ndarray]:
+    """Mean attention at the ``hops``-hop queries of fresh sequences, per block and head,
+    each of shape (L, n_head): on the table position of the start x (``"x"``), on the
+    position of f(x) (``"f(x)"``), and on the whole table (``"table"``; what a head that
+    spreads evenly over the table would put on one position is ``"table" / n_nodes``)."""
+    check_int("hops", hops, 1)
+    check_int("n_sequences", n_sequences, 1)
+    idx, _ = task.batch(n_sequences, seed=seed, hops=hops)                 # (N, T)
+    n = task.n_nodes
+    start = idx[:, n + 1:] - task.query_token(hops, 0)                    # (N, q): x
+    fx = torch.gather(idx[:, :n], 1, start)                                # (N, q): f(x)
+    att = torch.from_numpy(attention_weights(model, idx))[:, :, :, n + 1:]  # (L, N, nh, q, T)
+    L, N, nh, q, T = att.shape
+
+    def at(pos):                                                           # (N, q) -> (L, nh)
+        where = pos[None, :, None, :, None].expand(L, N, nh, q, 1)
+        return torch.gather(att, 4, where).squeeze(-1).mean(dim=(1, 3)).numpy()
+
+    return {"x": at(start), "f(x)": at(fx),
+            "table": att[..., :n].sum(-1).mean(dim=(1, 3)).numpy()}
