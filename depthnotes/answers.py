@@ -113,6 +113,26 @@ def _costs_one_table(cost, given):
     return cost == c.vocab_size * c.d_model
 
 
+_OPTIONS_3_6 = ("fewer than 3", "3", "more than 3 or never")
+
+
+def _verify_3_6(needed, given):
+    from depthnotes.khop_analysis import depth_needed, family_shapes
+
+    want = depth_needed(family_shapes(given["record"], "fixed width"), 3, given["bar"])
+    if not isinstance(needed, list) or len(needed) != len(want):
+        return f"expected a list with one depth (or None) per seed, {len(want)} entries."
+    if needed != want:
+        return "that is not what the fixed-width family's k = 3 accuracies give."
+    return None
+
+
+def _outcome_3_6(needed, given):
+    if None in needed or max(needed) > 3:
+        return "more than 3 or never"
+    return "3" if max(needed) == 3 else "fewer than 3"
+
+
 def _verify_3_5(hits, given):
     if given["n"] < 4:
         return "pick n of at least 4 symbols (with fewer, every cycle is short)."
@@ -314,13 +334,16 @@ EXERCISES = {
                     "Do not stop after two steps: follow the pointer exactly k times."),
         )),
     "3.2": Number(
-        expected=lambda g: 1 / 9, rel=1e-9,
-        idea="A guess is right with the probability of picking the one correct symbol out of "
-             "all the symbols that can be the answer.",
+        expected=lambda g: 2 / 9, rel=1e-9,
+        idea="f^2(x) = x exactly when x's cycle has a length that divides 2; add the "
+             "probabilities of those lengths.",
         mistakes=(
-            Mistake(lambda g: 9, "An accuracy is a probability, between 0 and 1."),
-            Mistake(lambda g: 1 / 8,
-                    "Every one of the symbols can be the answer, the start point included."),
+            Mistake(lambda g: 1 / 9, "That is guessing. Answering x is right more often: on "
+                                     "which cycle lengths do two hops come back to x?"),
+            Mistake(lambda g: 1 / 9 + 1 / 8,
+                    "Each cycle length 1..n has probability 1/n, here 1/9."),
+            Mistake(lambda g: 3 / 9, "A cycle of length 3 takes three hops to come back, "
+                                     "not two."),
         )),
     "3.3": Number(
         expected=lambda g: _one_lookup_starts([1, 2, 0, 4, 3]), integer=True,
@@ -346,6 +369,13 @@ EXERCISES = {
              "hops with your chase, and record whether you landed on x, f(x) or f^-1(x).",
         read="Compare the fraction of your trials that were True with what your answer to "
              "3.4 predicts for n symbols: are they within 0.05?"),
+
+    "3.6": Experiment(
+        needs=("record", "bar", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
+        options=_OPTIONS_3_6,
+        idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
+             "'fixed width')) with k = 3 and the bar for k = 3.",
+        read="Classify by the largest depth needed over the seeds (None counts as never)."),
 
     # -- chapter 4 -----------------------------------------------------------------------
     "4.1": Number(

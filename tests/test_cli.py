@@ -132,7 +132,7 @@ def test_train_bad_options_are_clear_errors(capsys, argv, message):
 
 # -- khop -----------------------------------------------------------------------------------
 def test_khop_prints_one_line_per_depth(capsys):
-    """Chapter 3 parses these lines: 'L=<L> d=<d> params=<n>: k=1: ..., k=3: ... (N steps)'."""
+    """One line per depth: 'L=<L> d=<d> params=<n>: k=1: ..., k=3: ... (N steps)'."""
     code, out, _ = run_cli(capsys, "khop", "--steps", "2", "--depths", "1", "2")
     assert code == 0
     lines = out.strip().splitlines()
