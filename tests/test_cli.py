@@ -144,7 +144,7 @@ def test_khop_prints_one_line_per_depth(capsys):
     (["--steps", "0"], "--steps must be >= 1"),
     (["--max-hops", "0"], "max_hops must be an int >= 1"),
     (["--n-nodes", "1"], "n_nodes must be an int >= 2"),
-    (["--depths", "40"], "no width fits depth(s) [40]"),
+    (["--depths", "400"], "no width fits depth(s) [400]"),
 ])
 def test_khop_bad_options_are_clear_errors(capsys, argv, message):
     code, _, err = run_cli(capsys, "khop", *argv)
