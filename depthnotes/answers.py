@@ -119,7 +119,7 @@ _OPTIONS_3_6 = ("fewer than 3", "3", "more than 3 or never")
 def _verify_3_6(needed, given):
     from depthnotes.khop_analysis import depth_needed, family_shapes
 
-    want = depth_needed(family_shapes(given["record"], "fixed width"), 3, given["bar"])
+    want = depth_needed(family_shapes(given["record"], "fixed width"), 3, given["threshold"])
     if not isinstance(needed, list) or len(needed) != len(want):
         return f"expected a list with one depth (or None) per seed, {len(want)} entries."
     if needed != want:
@@ -371,10 +371,10 @@ EXERCISES = {
              "3.4 predicts for n symbols: are they within 0.05?"),
 
     "3.6": Experiment(
-        needs=("record", "bar", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
+        needs=("record", "threshold", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
         options=_OPTIONS_3_6,
         idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
-             "'fixed width')) with k = 3 and the bar for k = 3.",
+             "'fixed width')) with k = 3 and the chapter's threshold SOLVED.",
         read="Classify by the largest depth needed over the seeds (None counts as never)."),
 
     # -- chapter 4 -----------------------------------------------------------------------

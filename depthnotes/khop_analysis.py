@@ -7,11 +7,10 @@ cost). Some shapes ran at several learning rates; a shape is scored at its best 
 by its mean accuracy over k >= 2 and all seeds (the hops a shallow model might be failing
 for want of a better rate), so no shape loses for a rate tuned for another.
 
-The chapter's rule, computed here and stated on the page: a model **does k hops** when its
-accuracy on k-hop queries beats the best rule that reads the table at two addresses fixed in
-advance (``hops.lookup_accuracy(n, k, 2)``) by a margin; the **depth needed** for k, for one
-seed, is the smallest depth that does k hops with that seed (None when no depth in the
-family does). The seeds' values give the spread.
+The chapter's rule, computed here and stated on the page: a model **solves** k hops when
+its accuracy on k-hop queries reaches a threshold (0.9 on the page); the **depth needed**
+for k, for one seed, is the smallest depth that solves k with that seed (None when no
+depth in the family does). The seeds' values give the spread.
 
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
@@ -77,18 +76,12 @@ def family_shapes(record, family: str) -> list[SweepShape]:
     return shapes
 
 
-def does_hops(accuracy: float, bar: float) -> bool:
-    """The chapter's rule for one model and one k: accuracy above the bar (the two-look-up
-    baseline plus the margin)."""
-    return accuracy > bar
-
-
-def depth_needed(shapes: list[SweepShape], k: int, bar: float) -> list[int | None]:
+def depth_needed(shapes: list[SweepShape], k: int, threshold: float) -> list[int | None]:
     """The depth needed for ``k`` with each seed (in seed order): the smallest ``n_layer``
-    whose accuracy with that seed beats ``bar``; None where no shape does."""
-    check_number("bar", bar, 0, 1)
+    whose accuracy with that seed is at least ``threshold``; None where no shape's is."""
+    check_number("threshold", threshold, 0, 1)
     seeds = len(shapes[0].accuracy[k])
-    return [min((s.n_layer for s in shapes if does_hops(s.accuracy[k][i], bar)), default=None)
+    return [min((s.n_layer for s in shapes if s.accuracy[k][i] >= threshold), default=None)
             for i in range(seeds)]
 
 

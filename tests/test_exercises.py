@@ -28,6 +28,7 @@ from depthnotes.latency import LatencyResult, Timing
 from depthnotes.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
 from depthnotes.tools.student import BEGIN, find_exercises
+from fake_records import FakeRecord, info
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = [p for p in toc_notebooks(ROOT) if p.parent.name == "notebooks"]
@@ -93,6 +94,12 @@ def _entropy(ids, V):
     return float(-(p * p.log()).sum())
 
 
+# A k-hop sweep in which k = 3 is solved at threshold 0.75 by L = 2 for seed 0 only.
+KHOP = FakeRecord({
+    "L=1": (info(1, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3], 3: [.2, .2, .2]}),
+    "L=2": (info(2, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.9, .5, .9], 3: [.8, .2, .5]}),
+})
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
@@ -112,12 +119,16 @@ CASES = {
             [{"conclusion": False}, {"models": PAIR[::-1]}, {"answer": 816},
              {"models": PAIR[0]}]),
     "3.1": (_chase, {}, [lambda f, x, k: f[x], lambda f, x, k: x, lambda f, x, k: f[f[x]]]),
-    "3.2": (1 / 9, {}, [9, 1 / 8, 0.2]),
+    "3.2": (2 / 9, {}, [1 / 9, 3 / 9, 0.5]),
     "3.3": (5, {}, [3, 2, 4]),
     "3.4": (0.5, {}, [2 / 6, 1 / 6, 0.6]),
     "3.5": (HITS, {"n": 8, "conclusion": True},
             [{"conclusion": False}, {"answer": HITS[:100]}, {"n": 3},
              {"answer": [int(h) for h in HITS]}]),
+    "3.6": ([2, None, None], {"record": KHOP, "threshold": 0.75,
+                              "conclusion": "more than 3 or never"},
+            [{"conclusion": "3"}, {"answer": [2, 3, 2]}, {"answer": [2, None]},
+             {"threshold": 0.5, "conclusion": "more than 3 or never"}]),
     "4.1": (0.02 + 0.003 * 200, {"fit": FIT}, [0.003 * 200, (0.02 + 0.003) * 200, 0.6]),
     "4.2": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,

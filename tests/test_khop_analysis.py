@@ -5,31 +5,8 @@ import numpy as np
 import pytest
 
 from depthnotes.hops import causal_doubling_reach
-from depthnotes.khop_analysis import depth_needed, does_hops, family_shapes, hops_of
-
-
-class FakeRecord:
-    """The parts of ``records.Record`` that ``khop_sweep`` reads."""
-
-    def __init__(self, arms):            # arms: name -> (info, {k: [acc per seed]})
-        self._arms = arms
-        first = next(iter(arms.values()))[1]
-        self.runs = [{"final": {f"accuracy_k{k}": 0.0 for k in first}}]
-
-    @property
-    def arms(self):
-        return list(self._arms)
-
-    def arm(self, name):
-        return {"info": self._arms[name][0]}
-
-    def final(self, metric):
-        k = int(metric.removeprefix("accuracy_k"))
-        return {name: acc[k] for name, (_, acc) in self._arms.items()}
-
-
-def info(L, d, lr, *families):
-    return {"n_layer": L, "d_model": d, "lr": lr, "families": list(families)}
+from depthnotes.khop_analysis import depth_needed, family_shapes, hops_of
+from fake_records import FakeRecord, info
 
 
 RECORD = FakeRecord({
@@ -54,17 +31,17 @@ def test_each_shape_takes_its_best_rate_and_families_are_separate():
 
 def test_depth_needed_is_per_seed_and_none_when_no_depth_does_it():
     shapes = family_shapes(RECORD, "fixed width")
-    assert depth_needed(shapes, 2, bar=0.5) == [2, 3, 2]
-    assert depth_needed(shapes, 2, bar=0.75) == [2, None, None]
-    assert depth_needed(shapes, 1, bar=0.5) == [1, 1, 1]
-    assert does_hops(0.31, 0.30) and not does_hops(0.30, 0.30)
+    assert depth_needed(shapes, 2, threshold=0.5) == [2, 3, 2]
+    assert depth_needed(shapes, 2, threshold=0.75) == [2, None, None]
+    assert depth_needed(shapes, 2, threshold=0.8) == [2, None, None]     # at least: >=
+    assert depth_needed(shapes, 1, threshold=0.5) == [1, 1, 1]
 
 
-def test_bad_family_and_bar_are_named():
+def test_bad_family_and_threshold_are_named():
     with pytest.raises(ValueError, match="family"):
         family_shapes(RECORD, "fixed depth")
-    with pytest.raises(ValueError, match="bar"):
-        depth_needed(family_shapes(RECORD, "fixed width"), 2, bar=1.5)
+    with pytest.raises(ValueError, match="threshold"):
+        depth_needed(family_shapes(RECORD, "fixed width"), 2, threshold=1.5)
 
 
 @pytest.mark.parametrize("n", [4, 12])
