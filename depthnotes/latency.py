@@ -526,6 +526,9 @@ def budget_sweep_shapes(record=None, metric: str = "eval_loss",
         config = ModelConfig(**arm["model"])
         if config.context < min_context:
             config = config.replace(context=min_context)
+        if any(v is None for v in final[name]):
+            raise ValueError(f"record {record.name!r}: arm {name!r} has no {metric} for some "
+                             f"seed (got {final[name]}); chapter 7 needs one for every seed")
         losses = [float(v) for v in final[name]]
         shapes.append(SweepShape(int(arm["info"]["budget"]), config,
                                  statistics.fmean(losses), (min(losses), max(losses)),

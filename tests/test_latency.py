@@ -6,7 +6,6 @@ information and thread control (``depthnotes.runtime``) in test_runtime.py.
 
 import copy
 import json
-import math
 import os
 
 import pytest
@@ -232,6 +231,9 @@ def test_budget_sweep_shapes_average_the_seeds():
     assert first.seeds == 2 and first.loss_range == pytest.approx((lo, lo + 0.1))
     assert first.loss == pytest.approx(lo + 0.05)
     assert first.config.context == data["config"]["arms"][0]["model"]["context"]
+    data["runs"][0]["final"]["eval_loss"] = None   # e.g. a run that stopped early
+    with pytest.raises(ValueError, match="has no eval_loss for some seed"):
+        budget_sweep_shapes(Record.from_dict(data))
 
 
 # -- measuring ----------------------------------------------------------------------------
