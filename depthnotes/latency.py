@@ -277,12 +277,15 @@ def roof_gflops(intensity: float, peak_gflops: float, bandwidth_gbs: float) -> f
 
 
 def decode_weight_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
-    """Bytes of weights one decode step reads: every block and the final norm, the whole
-    ``[vocab, d]`` head (tied or not), and one row each of the token and position tables."""
+    """Bytes of weights one decode step reads: every block application and the final norm,
+    the whole ``[vocab, d]`` head (tied or not), and one row each of the token and position
+    tables. A weight-shared ("looped") block is counted once per application: the step runs
+    it L times, and whether the repeats come from cache is for the measurement to show."""
     c = count_params(config)
+    blocks = c.n_layer * c.per_block.total          # applications, not stored blocks
     head = config.vocab_size * config.d_model
     lookups = 2 * config.d_model
-    return (c.non_embedding + head + lookups) * bytes_per_param
+    return (blocks + c.final_norm + head + lookups) * bytes_per_param
 
 
 def roofline_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
@@ -380,12 +383,13 @@ def measure_many(models: Sequence[Transformer | ModelConfig], *, prompt_len: int
 
 
 def _time_generate(model: Transformer, prompt: torch.Tensor, new_tokens: int):
-    """One ``model.generate(prompt, 1 + new_tokens)``, timed from inside: a hook on the first
-    block stamps the clock each time a step enters the stack. Returns the prefill time (call
+    """One ``model.generate(prompt, 1 + new_tokens)``, timed from inside: a hook on the token
+    embedding stamps the clock each time a step enters the model (once per step, also when a
+    weight-shared block runs several times in it). Returns the prefill time (call
     start to the first decode step) and the ``new_tokens`` decode-step times, each from one
     step's entry to the next one's (the last ends when ``generate`` returns), in ms."""
     stamps: list[float] = []
-    handle = model.h[0].register_forward_pre_hook(lambda mod, args: stamps.append(
+    handle = model.wte.register_forward_pre_hook(lambda mod, args: stamps.append(
         time.perf_counter()))
     try:
         t0 = time.perf_counter()
@@ -418,7 +422,7 @@ def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: 
     check_int("repeats", repeats, 1)
     if isinstance(model, ModelConfig):
         # only the embeddings and head matter here: build the model without blocks
-        model = Transformer(model.replace(n_layer=1), seed=seed)
+        model = Transformer(model.replace(n_layer=1, n_unique_blocks=None), seed=seed)
     idx = torch.zeros(batch, 1, dtype=torch.long)
 
     def step():

@@ -313,3 +313,15 @@ def test_decoding_with_two_threads_matches_one_thread():
     with num_threads(2):
         two = model.generate(prompt, 10)
     assert torch.equal(one, two)
+
+
+def test_a_looped_model_is_timed_once_per_step_and_reads_its_block_per_application():
+    from depthnotes.latency import decode_weight_bytes, head_latency, measure_latency
+
+    looped = ModelConfig(n_layer=4, d_model=32, n_head=2, vocab_size=50, context=32,
+                         n_unique_blocks=1)
+    distinct = looped.replace(n_unique_blocks=None)
+    assert decode_weight_bytes(looped) == decode_weight_bytes(distinct)
+    r = measure_latency(looped, new_tokens=3, prompt_len=2, repeats=1)
+    assert r.n_layer == 4 and r.decode.median > 0
+    assert head_latency(looped, calls=2, repeats=1).median > 0
