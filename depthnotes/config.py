@@ -6,9 +6,14 @@ in a depth sweep fails at once with a message that names the field and what it m
 instead of failing deep inside PyTorch (or, worse, silently training the wrong model).
 
 The numbers that depend on the depth L are computed here, once each, and read from the
-config by the model and the init: ``branch_multiplier`` (1 or 1/sqrt(2L)), ``residual_alpha``
-and ``init_beta`` (DeepNet's alpha and beta, from ``deepnorm_constants``). GPT-2's scaled init
-std 0.02/sqrt(2L) is ``init.residual_output_std``.
+config by the model and the init: ``branch_multiplier`` (1, or one of ``BRANCH_SCALE_RULES``),
+``ln_multiplier`` (LayerNorm scaling, 1/sqrt(l)), ``residual_alpha`` and ``init_beta``
+(DeepNet's alpha and beta, from ``deepnorm_constants``). GPT-2's scaled init std
+0.02/sqrt(2L) is ``init.residual_output_std``.
+
+Depth means *applications*: ``n_layer`` = L is how many times a block is applied, also when
+weights are shared (``n_unique_blocks``). Every depth rule above counts applications, because
+each application adds one more pair of branches to the residual stream (see ``n_unique_blocks``).
 
 This module imports only the standard library: the parameter math in ``params.py`` works
 without PyTorch.
@@ -40,8 +45,44 @@ NORMS = ("post", "pre", "deepnorm")
 #:   with norm="deepnorm")
 INITS = ("normal", "gpt2", "xavier", "deepnorm")
 
-#: The one named rule accepted for ``branch_scale``: multiply each branch by 1/sqrt(2L).
-BRANCH_SCALE_RULES = ("1/sqrt(2L)",)
+#: The named rules accepted for ``branch_scale`` (each branch F(x) is multiplied by s(L)):
+#:
+#: - ``"1/sqrt(2L)"``: chapter 5's depth-aware scaling, one factor per branch with 2L branches
+#:   (the multiplier form of GPT-2's 1/sqrt(N) init argument, N = 2L residual layers).
+#: - ``"1/sqrt(L)"``: the block multiplier of Depth-muP (Yang et al. 2023, "Tensor Programs
+#:   VI") and of Bordelon et al. (2023), "a residual branch scale of 1/sqrt(depth)".
+#: - ``"1/L"``: CompleteP (Dey et al. 2025), the residual multiplier L^-alpha with alpha = 1.
+#:
+#: What the book's option does NOT include. The papers pair the multiplier with other rules,
+#: which these configs leave out, so that the branch multiplier is the one thing that changes:
+#:
+#: - All three papers build on muP (width-wise scaling of init, learning rates and the output
+#:   multiplier); the book's models use the standard parameterisation at fixed width.
+#: - Learning rate: with Adam, the depth rules also scale the learning rate of the hidden
+#:   (block) weights, as (L/L_base)^(alpha - 1) in CompleteP's reference implementation:
+#:   L^(-1/2) for alpha = 1/2 (Depth-muP with Adam), a depth-independent rate for alpha = 1
+#:   (CompleteP). CompleteP also scales Adam's epsilon for the hidden weights by L^(-alpha).
+#:   The learning rate is the trainer's, not the model's: a chapter that wants these rules
+#:   passes the scaled rate (``depth_scaling.coordinate_check`` takes ``lr_depth_exponent``).
+#: - Init: none of the three changes the init with depth (hidden weights keep their muP /
+#:   standard std); in particular they do not also use GPT-2's 0.02/sqrt(2L), so use
+#:   ``init="normal"`` with these rules, or the depth scaling is applied twice at init.
+#: - The papers write the multiplier relative to a base depth, (L/L_base)^-alpha; here
+#:   L_base = 1, which differs from theirs only by a depth-independent constant.
+BRANCH_SCALE_RULES = ("1/sqrt(2L)", "1/sqrt(L)", "1/L")
+
+#: ``ln_scaling``, LayerNorm Scaling (Sun et al. 2025, "The Curse of Depth in Large Language
+#: Models"): ``"none"``, or ``"1/sqrt(l)"``: the output of both LayerNorms of the block at
+#: (1-based) layer l, the one before attention and the one before the FFN, is multiplied by
+#: 1/sqrt(l). The final LayerNorm (``ln_f``) is not scaled. That is how the authors' code does
+#: it (their LLaMA decoder layer multiplies the output of ``input_layernorm`` and of
+#: ``post_attention_layernorm`` by 1/sqrt(layer_index + 1); the model's final norm is left
+#: alone). Pre-norm only: it scales the input of a branch, which post-norm blocks do not
+#: normalise. The paper recommends not combining it with a depth-scaled init ("combining LNS
+#: with Scaled Initialization ... diminishes the effectiveness of LNS"), i.e. use
+#: ``init="normal"`` rather than ``"gpt2"`` with it; the config allows both so the combination
+#: can be measured.
+LN_SCALING_RULES = ("none", "1/sqrt(l)")
 
 #: The FFN's activation:
 #:
@@ -63,8 +104,16 @@ class ModelConfig:
 
     Names follow the book's glossary: ``n_layer`` is L, ``d_model`` is d.
     ``d_ff`` defaults to 4*d_model. ``branch_scale`` multiplies each residual branch F(x)
-    (1.0 = off; ``"1/sqrt(2L)"`` = the depth-aware scaling of chapter 5). ``activation`` is
-    the FFN's nonlinearity (``ACTIVATIONS``).
+    (1.0 = off; ``"1/sqrt(2L)"`` = the depth-aware scaling of chapter 5; ``"1/sqrt(L)"`` and
+    ``"1/L"`` the depth-transfer rules of chapter 8, see ``BRANCH_SCALE_RULES``).
+    ``activation`` is the FFN's nonlinearity (``ACTIVATIONS``).
+
+    ``n_unique_blocks`` shares weights across depth ("looped" depth, Universal Transformer
+    style): None means every block is distinct; k means only k distinct blocks are stored and
+    they are applied in a cycle, block i % k at application i (i = 0 .. L-1), so the stack
+    B_0 .. B_{k-1} is looped L/k times (k = 1: one block applied L times). k must divide L, so
+    each stored block is applied equally often. ``n_layer`` stays the number of applications.
+    ``ln_scaling`` is LayerNorm Scaling (``LN_SCALING_RULES``; pre-norm only).
 
     The default activation is the exact GELU, so ``ModelConfig(n_layer=12, d_model=768,
     n_head=12)`` has GPT-2 small's shape but not its function (GPT-2 uses the tanh form);
@@ -84,6 +133,8 @@ class ModelConfig:
     init: str = "gpt2"
     ln_eps: float = 1e-5
     activation: str = "gelu"
+    n_unique_blocks: int | None = None
+    ln_scaling: str = "none"
 
     def __post_init__(self) -> None:
         for name in ("n_layer", "d_model", "n_head", "vocab_size", "context"):
@@ -109,6 +160,21 @@ class ModelConfig:
             check_number("branch_scale", self.branch_scale, 0, low_open=True,
                          extra=f"(or one of {list(BRANCH_SCALE_RULES)})")
         check_number("ln_eps", self.ln_eps, 0, low_open=True)
+        if self.n_unique_blocks is not None:
+            check_int("n_unique_blocks", self.n_unique_blocks)
+            if self.n_layer % self.n_unique_blocks != 0:
+                raise ValueError(
+                    f"n_unique_blocks={self.n_unique_blocks} must divide n_layer={self.n_layer} "
+                    f"(the stored blocks are applied in a cycle, each equally often); allowed: "
+                    f"None (every block distinct) or a divisor of n_layer: {_divisors(self.n_layer)}"
+                )
+        check_choice("ln_scaling", self.ln_scaling, LN_SCALING_RULES)
+        if self.ln_scaling != "none" and self.norm != "pre":
+            raise ValueError(
+                f"ln_scaling={self.ln_scaling!r} scales the LayerNorm in front of each branch, "
+                f"which only a pre-norm block has (got norm={self.norm!r}); use norm='pre' or "
+                f"ln_scaling='none'"
+            )
         # Combinations that contradict each other: refuse them rather than guess.
         if self.init == "deepnorm" and self.norm != "deepnorm":
             raise ValueError(
@@ -136,12 +202,29 @@ class ModelConfig:
 
     # -- the depth-dependent constants: one place each ----------------------------------
     @property
+    def n_blocks(self) -> int:
+        """How many distinct blocks the model stores: ``n_unique_blocks``, or L."""
+        return self.n_layer if self.n_unique_blocks is None else self.n_unique_blocks
+
+    def block_index(self, layer: int) -> int:
+        """Which stored block is applied at (0-based) application ``layer``: layer % n_blocks
+        (the stored blocks are looped in order)."""
+        return layer % self.n_blocks
+
+    @property
     def branch_multiplier(self) -> float:
-        """s, the number each residual branch F(x) is multiplied by: ``branch_scale``, or
-        1/sqrt(2L) for the rule "1/sqrt(2L)" (one factor per branch, two branches a block)."""
+        """s, the number each residual branch F(x) is multiplied by: ``branch_scale``, or for a
+        named rule 1/sqrt(2L), 1/sqrt(L) or 1/L, with L = n_layer (applications)."""
         if isinstance(self.branch_scale, str):
-            return 1.0 / math.sqrt(2 * self.n_layer)
+            L = self.n_layer
+            return {"1/sqrt(2L)": 1.0 / math.sqrt(2 * L), "1/sqrt(L)": 1.0 / math.sqrt(L),
+                    "1/L": 1.0 / L}[self.branch_scale]
         return float(self.branch_scale)
+
+    def ln_multiplier(self, layer: int) -> float:
+        """The number the block LayerNorms' output is multiplied by at (0-based) application
+        ``layer``: 1, or 1/sqrt(layer + 1) with ``ln_scaling="1/sqrt(l)"`` (l is 1-based)."""
+        return 1.0 if self.ln_scaling == "none" else 1.0 / math.sqrt(layer + 1)
 
     @property
     def residual_alpha(self) -> float:

@@ -20,6 +20,15 @@ embedding init, so that two schemes differ only in the blocks' matrices:
   block writes). Post-norm with ``"xavier"`` and DeepNorm with ``"deepnorm"`` therefore differ
   only in alpha and beta.
 
+Shared weights (``ModelConfig.n_unique_blocks``): only the stored blocks are drawn, once
+each. Every depth-dependent std (GPT-2's 0.02/sqrt(2L), DeepNet's beta) counts L as the number
+of *applications*, not of stored blocks. The 1/sqrt(N) argument is about how many branch
+outputs are added to the residual stream: a block looped L times adds 2L of them, exactly as
+L distinct blocks do, so the stream's variance at init sums 2L terms either way (a looped
+block's terms are correlated, which if anything makes the sum larger, not smaller). Scaling by
+the stored count instead would give a one-block loop the init of a one-block model, std
+0.02/sqrt(2), and let its stream grow with L.
+
 Weights are stored ``[in, out]`` (see ``model.Conv1D``); Xavier's fans are symmetric, so the
 layout does not change the std.
 """
@@ -38,7 +47,8 @@ GPT2_STD = 0.02
 
 
 def residual_output_std(config: ModelConfig) -> float:
-    """Std of the two output projections under "normal" (0.02) and "gpt2" (0.02/sqrt(2L))."""
+    """Std of the two output projections under "normal" (0.02) and "gpt2" (0.02/sqrt(2L)),
+    L = ``n_layer``, the number of block applications (also with shared blocks)."""
     if config.init == "gpt2":
         return GPT2_STD / math.sqrt(2 * config.n_layer)
     return GPT2_STD
@@ -61,7 +71,7 @@ def init_weights(model: nn.Module, config: ModelConfig, seed: int | None = None)
                 module.weight.fill_(1.0)
                 if module.bias is not None:
                     module.bias.zero_()
-        for block in model.h:
+        for block in model.h:                          # the stored blocks, once each
             _init_block(block, config, gen)
 
 

@@ -15,6 +15,17 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
 * ``memory_bandwidth`` and ``roofline_ms`` — decoding one token reads every weight once, so
   it cannot be faster than (weight bytes read per token) / (memory bandwidth). That bound is
   computed in one place (``_bound_ms``); ``LatencyResult.bound_ms`` applies it to a result.
+  How its bytes are counted is ``BANDWIDTH_CONVENTION``.
+* ``last_level_cache`` and ``memory_resident`` — the bound holds only for a model whose
+  weights do not fit in the CPU's last-level cache; smaller ones are read from cache, faster.
+  ``fit_memory_regime`` fits the line through the memory-resident shapes only.
+* ``peak_flops``, ``decode_flops``, ``arithmetic_intensity`` and ``ridge_point`` — the other
+  half of the roofline: a decode step does ~2 FLOPs per 4-byte weight, far left of the ridge
+  point (peak FLOP/s / bandwidth) where arithmetic would start to limit it.
+* ``block_scaling`` — along a family of shapes, whether a block's time follows its bytes
+  (bandwidth-bound) or stays put as the width changes (overhead-bound).
+* ``budget_sweep_shapes`` — chapter 6's trained shapes and their losses, read from its record
+  (``BUDGET_SWEEP_RECORD``), for timing the same shapes.
 * ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2: the book's one line
   fit (``fitting.linear_fit``), whose ``intercept`` is a and ``slope`` is b.
 
@@ -32,9 +43,14 @@ Run it from a shell: ``python -m depthnotes latency --help``.
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import torch
@@ -43,7 +59,7 @@ from .checks import check_int, check_number
 from .config import ModelConfig
 from .fitting import LinearFit, linear_fit
 from .model import Transformer
-from .params import count_params
+from .params import count_block_params, count_params
 from .runtime import MachineInfo, machine_info, num_threads, progress
 
 
@@ -109,12 +125,114 @@ class LatencyResult:
 
 
 # -- the machine --------------------------------------------------------------------------
+#: How every bound in the book counts bytes. A decode step's bytes are the weights it reads,
+#: each counted once per token (writes of the small activations and the KV cache are left
+#: out); the bandwidth is a large copy's rate with its read and its write both counted (the
+#: STREAM "copy" convention). Counting the copy's bytes once instead would halve the bandwidth
+#: and double every bound.
+BANDWIDTH_CONVENTION = ("bytes counted once per token (each weight read once per decode "
+                        "step); bandwidth = a large copy's read + write bytes per second")
+
+#: The last-level cache assumed when the operating system does not report one (32 MiB, a
+#: common desktop and server L3 size); ``last_level_cache`` says when it is used.
+FALLBACK_CACHE_BYTES = 32 * 2**20
+
+_SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """The CPU's last-level cache: its size in bytes, its level, and where the size came from."""
+
+    bytes: int
+    level: int | None
+    source: str   # "sysfs", "sysconf", "sysctl", or "assumed" (FALLBACK_CACHE_BYTES)
+
+    @property
+    def megabytes(self) -> float:
+        return self.bytes / 1e6
+
+
+def last_level_cache(sysfs: str | os.PathLike = _SYSFS_CACHE) -> CacheSize:
+    """The size of the largest data cache of CPU 0, as the operating system reports it.
+
+    Tried in order: Linux's ``/sys/devices/system/cpu/cpu0/cache/index*/`` (``level``,
+    ``type``, ``size``); ``os.sysconf("SC_LEVEL3_CACHE_SIZE")`` and its level 2 (glibc);
+    macOS's ``sysctl hw.l3cachesize`` / ``hw.l2cachesize``. When none answers, the size is
+    ``FALLBACK_CACHE_BYTES`` with ``source="assumed"``, so a page can say it guessed.
+    """
+    found = _cache_from_sysfs(Path(sysfs))
+    if found is None:
+        found = _cache_from_sysconf()
+    if found is None and sys.platform == "darwin":
+        found = _cache_from_sysctl()
+    return found or CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
+
+
+def _cache_from_sysfs(root: Path) -> CacheSize | None:
+    best = None
+    for index in sorted(root.glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = _parse_size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and size and (best is None or level > best.level):
+            best = CacheSize(size, level, "sysfs")
+    return best
+
+
+def _parse_size(text: str) -> int:
+    """Bytes of a sysfs cache size such as ``32768K``, ``1M`` or ``512``."""
+    text = text.strip().upper()
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * scale
+
+
+def _cache_from_sysconf() -> CacheSize | None:
+    for level in (3, 2):
+        name = f"SC_LEVEL{level}_CACHE_SIZE"
+        if name in os.sysconf_names:
+            try:
+                size = os.sysconf(name)
+            except (OSError, ValueError):
+                continue
+            if size > 0:
+                return CacheSize(size, level, "sysconf")
+    return None
+
+
+def _cache_from_sysctl() -> CacheSize | None:
+    for level in (3, 2):
+        try:
+            out = subprocess.run(["sysctl", "-n", f"hw.l{level}cachesize"], capture_output=True,
+                                 text=True, timeout=5).stdout.strip()
+            size = int(out)
+        except (OSError, ValueError, subprocess.SubprocessError):
+            continue
+        if size > 0:
+            return CacheSize(size, level, "sysctl")
+    return None
+
+
+def memory_resident(weight_bytes: int, cache: CacheSize | int) -> bool:
+    """The book's rule for when the bandwidth bound applies: the weights one decode step reads
+    are larger than the last-level cache, so no token finds them in cache (streaming more than
+    the cache holds, in the same order every token, evicts each weight before its next use).
+    Smaller models are read from cache, at a rate the memory bound does not limit."""
+    size = cache.bytes if isinstance(cache, CacheSize) else cache
+    check_int("cache bytes", size, 1)
+    return weight_bytes > size
+
+
 def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None = None) -> float:
     """This machine's memory bandwidth in GB/s, from copying a large fp32 array.
 
     A copy reads and writes every byte, so bytes moved = 2 x size (the convention of the
-    STREAM "copy" benchmark). The array should be much larger than the last-level cache.
-    Returns the best of ``repeats`` (the machine's capability, not its noise).
+    STREAM "copy" benchmark; see ``BANDWIDTH_CONVENTION``). The array should be much larger
+    than the last-level cache. Returns the best of ``repeats`` (the machine's capability, not
+    its noise).
     """
     check_int("megabytes", megabytes, 1)
     check_int("repeats", repeats, 1)
@@ -130,18 +248,73 @@ def memory_bandwidth(megabytes: int = 256, repeats: int = 5, threads: int | None
     return 2 * src.numel() * 4 / best / 1e9
 
 
+def peak_flops(n: int = 1024, repeats: int = 5, threads: int | None = None) -> float:
+    """This machine's compute roof in GFLOP/s: the best of ``repeats`` fp32 products of two
+    ``n x n`` matrices (2 n^3 FLOPs each). A square product reuses each number ~n times from
+    cache, so memory does not limit it: it runs near the speed of the arithmetic units."""
+    check_int("n", n, 16)
+    check_int("repeats", repeats, 1)
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(n, n, generator=gen), torch.randn(n, n, generator=gen)
+    with num_threads(threads):
+        a @ b  # warm-up
+        best = min(_timed(lambda: a @ b) for _ in range(repeats)) / 1e3
+    return 2 * n**3 / best / 1e9
+
+
+def ridge_point(peak_gflops: float, bandwidth_gbs: float) -> float:
+    """FLOPs per byte above which a computation is limited by arithmetic rather than memory:
+    peak FLOP/s / bandwidth (bytes counted as in ``BANDWIDTH_CONVENTION``)."""
+    check_number("peak_gflops", peak_gflops, low=0.0, low_open=True)
+    check_number("bandwidth_gbs", bandwidth_gbs, low=0.0, low_open=True)
+    return peak_gflops / bandwidth_gbs
+
+
+def roof_gflops(intensity: float, peak_gflops: float, bandwidth_gbs: float) -> float:
+    """The roofline: the highest GFLOP/s a computation of ``intensity`` FLOPs per byte can
+    reach, min(peak, intensity x bandwidth)."""
+    return min(peak_gflops, intensity * bandwidth_gbs)
+
+
 def decode_weight_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
-    """Bytes of weights one decode step reads: every block and the final norm, the whole
-    ``[vocab, d]`` head (tied or not), and one row each of the token and position tables."""
+    """Bytes of weights one decode step reads: every block application and the final norm,
+    the whole ``[vocab, d]`` head (tied or not), and one row each of the token and position
+    tables. A weight-shared ("looped") block is counted once per application: the step runs
+    it L times, and whether the repeats come from cache is for the measurement to show."""
     c = count_params(config)
+    blocks = c.n_layer * c.per_block.total          # applications, not stored blocks
     head = config.vocab_size * config.d_model
     lookups = 2 * config.d_model
-    return (c.non_embedding + head + lookups) * bytes_per_param
+    return (blocks + c.final_norm + head + lookups) * bytes_per_param
 
 
 def roofline_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
     """The memory-bandwidth bound on one decode step of ``config``, in ms."""
     return _bound_ms(decode_weight_bytes(config), bandwidth_gbs)
+
+
+def decode_flops(config: ModelConfig, batch: int = 1) -> int:
+    """FLOPs of one decode step's products with the weights: a multiply and an add per weight
+    per sequence, over every block's attention and FFN matrices and the ``[vocab, d]`` head.
+
+    Left out: attention over the KV cache (4 t d per block with t cached positions; under 1 %
+    at d = 512 and the chapter's t <= 64), biases, norms and activations (O(d) each)."""
+    check_int("batch", batch, 1)
+    weights = (config.n_layer * count_block_params(config).weights
+               + config.vocab_size * config.d_model)
+    return 2 * weights * batch
+
+
+def arithmetic_intensity(config: ModelConfig, batch: int = 1) -> float:
+    """FLOPs per byte of one decode step: ``decode_flops`` / ``decode_weight_bytes``. About
+    2 FLOPs per 4-byte weight at batch 1 (0.5), growing with the batch, which reuses each
+    weight it reads once for every sequence."""
+    return decode_flops(config, batch) / decode_weight_bytes(config)
+
+
+def decode_block_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
+    """Bytes of one block's weights, biases and norms: what one more block adds to a step."""
+    return count_block_params(config).total * bytes_per_param
 
 
 def _bound_ms(weight_bytes: int, bandwidth_gbs: float) -> float:
@@ -210,12 +383,13 @@ def measure_many(models: Sequence[Transformer | ModelConfig], *, prompt_len: int
 
 
 def _time_generate(model: Transformer, prompt: torch.Tensor, new_tokens: int):
-    """One ``model.generate(prompt, 1 + new_tokens)``, timed from inside: a hook on the first
-    block stamps the clock each time a step enters the stack. Returns the prefill time (call
+    """One ``model.generate(prompt, 1 + new_tokens)``, timed from inside: a hook on the token
+    embedding stamps the clock each time a step enters the model (once per step, also when a
+    weight-shared block runs several times in it). Returns the prefill time (call
     start to the first decode step) and the ``new_tokens`` decode-step times, each from one
     step's entry to the next one's (the last ends when ``generate`` returns), in ms."""
     stamps: list[float] = []
-    handle = model.h[0].register_forward_pre_hook(lambda mod, args: stamps.append(
+    handle = model.wte.register_forward_pre_hook(lambda mod, args: stamps.append(
         time.perf_counter()))
     try:
         t0 = time.perf_counter()
@@ -248,7 +422,7 @@ def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: 
     check_int("repeats", repeats, 1)
     if isinstance(model, ModelConfig):
         # only the embeddings and head matter here: build the model without blocks
-        model = Transformer(model.replace(n_layer=1), seed=seed)
+        model = Transformer(model.replace(n_layer=1, n_unique_blocks=None), seed=seed)
     idx = torch.zeros(batch, 1, dtype=torch.long)
 
     def step():
@@ -267,6 +441,103 @@ def fit_latency(n_layers: Sequence[float], ms: Sequence[float]) -> LinearFit:
     The book's one line fit: ``intercept`` is a (ms every token costs whatever the depth:
     embedding, head, overhead), ``slope`` is b (ms per block), ``predict(L)`` the line."""
     return linear_fit(n_layers, ms)
+
+
+def fit_memory_regime(results: Sequence[LatencyResult], cache: CacheSize | int) -> LinearFit:
+    """``fit_latency`` through the results whose weights exceed the cache (``memory_resident``).
+
+    Shapes that fit in cache read their weights faster than memory delivers them, so their
+    points sit below the memory regime's line; fitting through them tilts the line and can
+    make its intercept negative. Needs two memory-resident depths."""
+    kept = [r for r in results if memory_resident(r.weight_bytes, cache)]
+    if len({r.n_layer for r in kept}) < 2:
+        size = cache.bytes if isinstance(cache, CacheSize) else cache
+        raise ValueError(f"fit_memory_regime needs results of >= 2 depths whose weights exceed "
+                         f"the cache ({size / 1e6:.1f} MB); got {len(kept)}: add deeper shapes")
+    return fit_latency([r.n_layer for r in kept], [r.decode.median for r in kept])
+
+
+#: ``block_scaling``'s cut: a family whose time per block grows more slowly than the square
+#: root of its bytes per block (exponent < 0.5) is overhead-bound, else bandwidth-bound.
+OVERHEAD_EXPONENT = 0.5
+
+
+@dataclass(frozen=True)
+class BlockScaling:
+    """How a family's time per block follows its bytes per block: ms ~ bytes^exponent."""
+
+    exponent: float   # 0: a block costs the same at any width; 1: time proportional to bytes
+    regime: str       # "overhead-bound" (exponent < OVERHEAD_EXPONENT) or "bandwidth-bound"
+    ms_per_block: tuple[float, ...]
+    bytes_per_block: tuple[int, ...]
+
+
+def block_scaling(configs: Sequence[ModelConfig], ms_per_token: Sequence[float]) -> BlockScaling:
+    """Which regime a family of shapes (different L and d) decodes in, by a stated rule.
+
+    Each shape's time per block is its ms/token divided by L; its bytes per block are
+    ``decode_block_bytes``. The exponent is the slope of log(time per block) against
+    log(bytes per block) across the family (``fitting.linear_fit``). A block whose time is
+    set by a fixed cost per operation (dispatching ~20 small kernels) costs about the same at
+    any width: exponent near 0, *overhead-bound*. A block whose time is set by streaming its
+    weights costs time in proportion to them: exponent near 1, *bandwidth-bound*. The cut is
+    ``OVERHEAD_EXPONENT``. Dividing by L leaves each token's fixed cost in the per-block time,
+    which nudges the exponent of an overhead-bound family up, not down."""
+    if len(configs) != len(ms_per_token):
+        raise ValueError(f"configs and ms_per_token must have the same length, got "
+                         f"{len(configs)} and {len(ms_per_token)}")
+    per_block = tuple(float(m) / c.n_layer for c, m in zip(configs, ms_per_token))
+    nbytes = tuple(decode_block_bytes(c) for c in configs)
+    if min(per_block) <= 0:
+        raise ValueError(f"ms_per_token must be > 0, got {list(ms_per_token)}")
+    fit = linear_fit([math.log(b) for b in nbytes], [math.log(t) for t in per_block])
+    regime = "overhead-bound" if fit.slope < OVERHEAD_EXPONENT else "bandwidth-bound"
+    return BlockScaling(fit.slope, regime, per_block, nbytes)
+
+
+# -- chapter 6's shapes -------------------------------------------------------------------
+#: Chapter 6's budget sweep, whose shapes and losses chapter 7 times: the one place that
+#: names the record, so a renamed record is a change of this line.
+BUDGET_SWEEP_RECORD = "budget_sweep_300_steps"
+
+
+@dataclass(frozen=True)
+class SweepShape:
+    """One trained shape of chapter 6's sweep: its budget, its config, its validation loss."""
+
+    budget: int
+    config: ModelConfig
+    loss: float                      # mean over the record's seeds
+    loss_range: tuple[float, float]  # min and max over the seeds
+    seeds: int                       # how many seeds the loss is the mean of
+
+
+def budget_sweep_shapes(record=None, metric: str = "eval_loss",
+                        min_context: int = 0) -> list[SweepShape]:
+    """The shapes of chapter 6's budget sweep with their final ``metric``, in the record's order.
+
+    ``record`` is a ``records.Record``, a record name, or None for ``BUDGET_SWEEP_RECORD``.
+    Each arm's stored model config is used as it was trained, its context raised to at least
+    ``min_context`` (the positions a timing needs; it changes no weight that a step reads)."""
+    from .records import Record, load_record
+
+    if not isinstance(record, Record):
+        record = load_record(record or BUDGET_SWEEP_RECORD)
+    final = record.final(metric)
+    shapes = []
+    for name in record.arms:
+        arm = record.arm(name)
+        config = ModelConfig(**arm["model"])
+        if config.context < min_context:
+            config = config.replace(context=min_context)
+        if any(v is None for v in final[name]):
+            raise ValueError(f"record {record.name!r}: arm {name!r} has no {metric} for some "
+                             f"seed (got {final[name]}); chapter 7 needs one for every seed")
+        losses = [float(v) for v in final[name]]
+        shapes.append(SweepShape(int(arm["info"]["budget"]), config,
+                                 statistics.fmean(losses), (min(losses), max(losses)),
+                                 len(losses)))
+    return shapes
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -301,8 +572,8 @@ def format_table(results: Sequence[LatencyResult], bandwidth_gbs: float | None =
                    f"load average {m.load_average:.2f}" if m.load_average is not None else
                    f"torch {m.torch_version}, {m.threads} threads, {m.cpu}")
     if bandwidth_gbs:
-        out.append(f"memory bandwidth (copy, read+write): {bandwidth_gbs:.1f} GB/s; "
-                   f"bound = weight bytes read per token / bandwidth")
+        out.append(f"memory bandwidth {bandwidth_gbs:.1f} GB/s; bound = weight bytes read "
+                   f"per token / bandwidth; {BANDWIDTH_CONVENTION}")
     return "\n".join(out)
 
 

@@ -9,9 +9,18 @@ onto it name for name. One block, three placements of the LayerNorm, one residua
     post:      x = LN1(a*x + s*Attn(x)); x = LN2(a*x + s*MLP(x))    with a = 1
     deepnorm:  the post form with a = alpha(L) from DeepNet and s = 1
 
-``s`` is ``config.branch_multiplier`` (1, or 1/sqrt(2L)) and ``a`` is ``config.residual_alpha``.
-The FFN's GELU is the exact one by default and GPT-2's tanh form in the GPT-2 presets
-(``config.ACTIVATIONS``).
+``s`` is ``config.branch_multiplier`` (1, or a depth rule) and ``a`` is
+``config.residual_alpha``. With ``ln_scaling="1/sqrt(l)"`` a pre-norm block at application l
+(1-based) multiplies LN1(x) and LN2(x) by ``config.ln_multiplier`` = 1/sqrt(l) (LayerNorm
+Scaling). The FFN's GELU is the exact one by default and GPT-2's tanh form in the GPT-2
+presets (``config.ACTIVATIONS``).
+
+Depth is counted in *applications*. With ``n_unique_blocks`` = k the module list ``h`` holds
+only k blocks (so ``parameters()`` counts each once) and the forward applies block i % k at
+application i = 0 .. L-1. Everything indexed by depth follows the application, not the stored
+block: the KV cache has one entry per application (a shared block sees different inputs each
+time, so its keys and values differ), ``skip`` names applications, and LayerNorm Scaling uses
+the application's l.
 
 Decoding one token reads every weight once; on a CPU that is bound by how fast the weights
 stream from memory (chapter 7). The one speed path the model takes for it is in
@@ -52,6 +61,8 @@ class Conv1D(nn.Module):
 
 class KVCache:
     """Keys and values of every layer, preallocated for ``max_len`` positions.
+
+    One entry per application of a block (``n_layer`` of them), also when blocks are shared.
 
     Writing a step's keys in place (instead of ``torch.cat``) keeps each decode step's cost
     independent of how much has been cached. ``length`` counts the positions filled so far.
@@ -121,7 +132,10 @@ class Block(nn.Module):
         self.mlp = MLP(config)
         self.pre_norm = config.norm == "pre"
         self.alpha = config.residual_alpha             # a: 1, or DeepNet's alpha
-        self.branch_scale = config.branch_multiplier   # s: 1, or 1/sqrt(2L)
+        self.branch_scale = config.branch_multiplier   # s: 1, or a depth rule of L
+        # LayerNorm Scaling's multiplier of application `layer`, or None when it is off (then
+        # the forward does not multiply at all, so "none" computes exactly what it did before)
+        self.ln_multiplier = None if config.ln_scaling == "none" else config.ln_multiplier
 
     def residual(self, x: torch.Tensor, branch: torch.Tensor) -> torch.Tensor:
         """a*x + s*F(x): how every placement adds a branch to the stream."""
@@ -130,17 +144,27 @@ class Block(nn.Module):
             #                    training step (measured, benchmarks/README.md)
         return self.alpha * x + self.branch_scale * branch
 
+    def branch_input(self, ln: nn.LayerNorm, x: torch.Tensor, layer: int) -> torch.Tensor:
+        """A pre-norm branch's input LN(x), times 1/sqrt(layer + 1) under LayerNorm Scaling."""
+        h = ln(x)
+        return h if self.ln_multiplier is None else h * self.ln_multiplier(layer)
+
     def forward(self, x: torch.Tensor, cache: KVCache | None = None,
                 layer: int = 0) -> torch.Tensor:                             # (B, T, d)
+        """The block applied at (0-based) application ``layer``: the index of its KV-cache
+        entry and, under LayerNorm Scaling, its depth l = layer + 1."""
         if self.pre_norm:                                    # x + s*F(LN(x))
-            x = self.residual(x, self.attn(self.ln_1(x), cache, layer))
-            return self.residual(x, self.mlp(self.ln_2(x)))
+            x = self.residual(x, self.attn(self.branch_input(self.ln_1, x, layer), cache, layer))
+            return self.residual(x, self.mlp(self.branch_input(self.ln_2, x, layer)))
         x = self.ln_1(self.residual(x, self.attn(x, cache, layer)))          # LN(a*x + s*F(x))
         return self.ln_2(self.residual(x, self.mlp(x)))
 
 
 class Transformer(nn.Module):
-    """GPT-style decoder: embeddings, ``n_layer`` blocks, (final norm), output head.
+    """GPT-style decoder: embeddings, ``n_layer`` block applications, (final norm), head.
+
+    ``h`` holds the ``config.n_blocks`` stored blocks (L of them unless ``n_unique_blocks``
+    shares weights); ``block(i)`` is the one applied at application i.
 
     The head is tied to the token embedding ``wte.weight`` ([vocab, d]) by default; untied, it
     is its own [vocab, d] parameter ``lm_head`` (a plain parameter: the head is one product).
@@ -153,12 +177,16 @@ class Transformer(nn.Module):
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.d_model)
         self.wpe = nn.Embedding(config.context, config.d_model)
-        self.h = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.h = nn.ModuleList(Block(config) for _ in range(config.n_blocks))
         self.ln_f = (nn.LayerNorm(config.d_model, eps=config.ln_eps, bias=config.bias)
                      if config.norm == "pre" else None)
         self.lm_head = (None if config.tie_embeddings
                         else nn.Parameter(torch.empty(config.vocab_size, config.d_model)))
         init_weights(self, config, seed=seed)
+
+    def block(self, layer: int) -> Block:
+        """The stored block applied at (0-based) application ``layer`` (``config.block_index``)."""
+        return self.h[self.config.block_index(layer)]
 
     # -- the forward pass ---------------------------------------------------------------
     def embed(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
@@ -176,8 +204,9 @@ class Transformer(nn.Module):
         token ids ``idx`` (B, T). The model's one loop over its blocks.
 
         With a ``cache``, ``idx`` continues the cached positions and the cache is extended.
-        Blocks whose index is in ``skip`` are left out (the identity in their place), which is
-        how the probes remove a block (not together with a cache).
+        Applications whose index (0 .. L-1) is in ``skip`` are left out (the identity in their
+        place), which is how the probes remove a block (not together with a cache); with shared
+        weights an index names one application of a stored block, not all of them.
         """
         if idx.dim() != 2:
             raise ValueError(f"idx must have shape (batch, time), got {tuple(idx.shape)}")
@@ -185,9 +214,10 @@ class Transformer(nn.Module):
             raise ValueError("skip removes blocks from a full forward pass; not with a cache")
         start = 0 if cache is None else cache.length
         x = self.embed(idx, start)                                           # (B, T, d)
-        for i, block in enumerate(self.h):
+        stored = list(self.h)          # a plain list: indexing a ModuleList costs more per step
+        for i in range(self.config.n_layer):
             if i not in skip:
-                x = block(x, cache, i)
+                x = stored[self.config.block_index(i)](x, cache, i)
         if cache is not None:
             cache.length += idx.shape[1]
         return x

@@ -5,6 +5,9 @@ everything, piece by piece, for the exact layout ``model.Transformer`` builds, s
 config ``count_params(cfg).total == sum(p.numel() for p in Transformer(cfg).parameters())``
 (a unit test holds it to that). The approximation is reported beside the exact count so the
 book can show how good it is.
+
+With shared weights (``ModelConfig.n_unique_blocks``) only the stored blocks count: a block
+applied L times holds its parameters once, which is what ``parameters()`` yields.
 """
 
 from __future__ import annotations
@@ -43,15 +46,16 @@ class ParamCount:
     token_embedding: int     # vocab_size x d
     position_embedding: int  # context x d
     per_block: BlockParams
-    n_layer: int
+    n_layer: int             # L, block applications
     final_norm: int          # pre-norm only: one LayerNorm after the last block
     head: int                # 0 when the head is tied to the token embedding
-    approx_12Ld2: int        # the rule of thumb, 12 * L * d^2
+    approx_12Ld2: int        # the rule of thumb, 12 * (stored blocks) * d^2
+    n_blocks: int            # stored blocks: L, or n_unique_blocks when weights are shared
 
     @property
     def blocks(self) -> int:
-        """All L blocks."""
-        return self.n_layer * self.per_block.total
+        """All stored blocks (L of them unless weights are shared)."""
+        return self.n_blocks * self.per_block.total
 
     @property
     def embedding(self) -> int:
@@ -102,7 +106,8 @@ def count_params(config: ModelConfig) -> ParamCount:
         n_layer=config.n_layer,
         final_norm=norm_size if config.norm == "pre" else 0,
         head=0 if config.tie_embeddings else config.vocab_size * d,
-        approx_12Ld2=approx_non_embedding(config.n_layer, d),
+        approx_12Ld2=approx_non_embedding(config.n_blocks, d),
+        n_blocks=config.n_blocks,
     )
 
 

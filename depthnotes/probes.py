@@ -148,18 +148,22 @@ def layer_contribution(model, idx: torch.Tensor) -> np.ndarray:
 
 @torch.no_grad()
 def skip_layer_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
-    """The loss on ``(idx, targets)`` with block i replaced by the identity, for each i:
-    shape (L,). Compare with the full model's loss (``model(idx, targets)[1]``)."""
+    """The loss on ``(idx, targets)`` with block application i replaced by the identity, for
+    each i: shape (L,), L = ``config.n_layer`` (a weight-shared model skips one application
+    of its block, not the block everywhere). Compare with the full model's loss
+    (``model(idx, targets)[1]``)."""
     check_probe_input(model, idx)
     with eval_mode(model):
-        return np.array([float(model(idx, targets, skip=(i,))[1]) for i in range(len(model.h))])
+        return np.array([float(model(idx, targets, skip=(i,))[1])
+                         for i in range(model.config.n_layer)])
 
 
 @torch.no_grad()
 def attention_weights(model, idx: torch.Tensor) -> np.ndarray:
     """Every block's attention probabilities, shape (L, B, n_head, T, T): entry
-    [l, b, h, i, j] is how much position i of sequence b attends to position j in block l,
-    head h (causal: zero for j > i; each row sums to 1).
+    [l, b, h, i, j] is how much position i of sequence b attends to position j in block
+    application l, head h (causal: zero for j > i; each row sums to 1). A weight-shared
+    block has one entry per application.
 
     The model computes attention inside ``scaled_dot_product_attention``, which does not
     return the weights, so they are recomputed here from the input each attention layer
@@ -176,8 +180,8 @@ def attention_weights(model, idx: torch.Tensor) -> np.ndarray:
         for h in hooks:
             h.remove()
     maps = []
-    for block, x in zip(model.h, inputs):                                  # x: (B, T, d)
-        attn = block.attn
+    for layer, x in enumerate(inputs):          # one per application; x: (B, T, d)
+        attn = model.block(layer).attn
         B, T, d = x.shape
         q, k, _ = attn.c_attn(x).split(d, dim=2)                           # (B, T, d) each
         q = q.view(B, T, attn.n_head, attn.head_dim).transpose(1, 2)       # (B, nh, T, hs)

@@ -54,7 +54,7 @@ def drop_last_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndar
     reads the stream wherever the stack now ends.
     """
     check_probe_input(model, idx)
-    L = len(model.h)
+    L = model.config.n_layer              # applications (a looped block counts each)
     with eval_mode(model):
         return np.array([float(model(idx, targets, skip=range(L - n, L))[1])
                          for n in range(L)])

@@ -58,7 +58,7 @@ BASE = dict(n_layer=2, d_model=64, n_head=4)
     (dict(branch_scale=0.0), ValueError, "branch_scale"),
     (dict(branch_scale=-1.0), ValueError, "branch_scale"),
     (dict(branch_scale=float("nan")), ValueError, "branch_scale"),
-    (dict(branch_scale="1/sqrt(L)"), ValueError, "branch_scale"),
+    (dict(branch_scale="1/sqrt(3L)"), ValueError, "branch_scale"),
     (dict(branch_scale=None), TypeError, "branch_scale"),
     (dict(ln_eps=0.0), ValueError, "ln_eps"),
     (dict(ln_eps="small"), TypeError, "ln_eps"),

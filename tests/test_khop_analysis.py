@@ -111,3 +111,17 @@ def test_chain_attention_of_an_untrained_model_is_spread_evenly():
     assert np.allclose(out["x"], even, rtol=0.1) and np.allclose(out["f(x)"], even, rtol=0.1)
     with pytest.raises(ValueError, match="hops"):
         chain_attention(Transformer(cfg, seed=0), task, hops=0)
+
+
+def test_attention_weights_of_a_looped_model_have_one_entry_per_application():
+    import torch
+
+    from depthnotes import ModelConfig, Transformer
+    from depthnotes.probes import attention_weights
+
+    cfg = ModelConfig(n_layer=3, d_model=32, n_head=2, vocab_size=20, context=16,
+                      n_unique_blocks=1)
+    idx = torch.randint(0, 20, (2, 8), generator=torch.Generator().manual_seed(1))
+    att = attention_weights(Transformer(cfg, seed=0), idx)
+    assert att.shape == (3, 2, 2, 8, 8)
+    assert not np.allclose(att[0], att[1])      # the same block, a different input stream

@@ -4,17 +4,26 @@ Its command line (``python -m depthnotes latency``) is tested in test_cli.py, th
 information and thread control (``depthnotes.runtime``) in test_runtime.py.
 """
 
+import copy
 import json
+import os
 
 import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
+from depthnotes import latency
 from depthnotes.fitting import LinearFit
-from depthnotes.latency import (Timing, decode_weight_bytes, fit_latency, format_table,
-                                head_latency, measure_latency, measure_many, memory_bandwidth,
-                                roofline_ms)
-from depthnotes.runtime import num_threads
+from depthnotes.latency import (BANDWIDTH_CONVENTION, FALLBACK_CACHE_BYTES, OVERHEAD_EXPONENT,
+                                CacheSize, LatencyResult, Timing, arithmetic_intensity,
+                                block_scaling, budget_sweep_shapes, decode_block_bytes,
+                                decode_flops, decode_weight_bytes, fit_latency,
+                                fit_memory_regime, format_table, head_latency,
+                                last_level_cache, measure_latency, measure_many,
+                                memory_bandwidth, memory_resident, peak_flops, ridge_point,
+                                roof_gflops, roofline_ms)
+from depthnotes.records import Record, load_record
+from depthnotes.runtime import MachineInfo, num_threads
 
 TINY = dict(n_layer=2, d_model=32, n_head=4, vocab_size=64, context=64)
 
@@ -72,6 +81,159 @@ def test_memory_bandwidth_is_a_positive_rate():
     assert 0.1 < bw < 10_000  # GB/s
     with pytest.raises(ValueError, match="megabytes"):
         memory_bandwidth(megabytes=0)
+
+
+# -- the cache and the memory regime ------------------------------------------------------
+def _fake_sysfs(root, entries):
+    """A /sys/devices/system/cpu/cpu0/cache look-alike: (level, type, size) per index."""
+    root.mkdir()
+    for i, (level, kind, size) in enumerate(entries):
+        d = root / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return root
+
+
+def test_last_level_cache_reads_the_largest_data_level_from_sysfs(tmp_path):
+    root = _fake_sysfs(tmp_path / "a", [(1, "Data", "32K"), (1, "Instruction", "32K"),
+                                        (2, "Unified", "1024K"), (3, "Unified", "32768K")])
+    assert last_level_cache(root) == CacheSize(32 * 2**20, 3, "sysfs")
+    # an instruction cache never counts, even at the highest level
+    other = _fake_sysfs(tmp_path / "b", [(1, "Data", "48K"), (2, "Unified", "2M"),
+                                         (3, "Instruction", "8M")])
+    assert last_level_cache(other) == CacheSize(2 * 2**20, 2, "sysfs")
+    assert latency._parse_size("512") == 512 and latency._parse_size("1G") == 2**30
+
+
+def test_last_level_cache_falls_back_to_sysconf_then_to_a_stated_guess(tmp_path, monkeypatch):
+    monkeypatch.setattr(latency.sys, "platform", "linux")
+    monkeypatch.setattr(os, "sysconf_names", {"SC_LEVEL3_CACHE_SIZE": 1,
+                                              "SC_LEVEL2_CACHE_SIZE": 2})
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_LEVEL3_CACHE_SIZE": 0,
+                                                     "SC_LEVEL2_CACHE_SIZE": 2**21}[name])
+    assert last_level_cache(tmp_path) == CacheSize(2**21, 2, "sysconf")   # no L3: the L2
+    monkeypatch.setattr(os, "sysconf_names", {})
+    guess = last_level_cache(tmp_path)
+    assert guess == CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
+
+
+def test_the_machine_reports_a_plausible_cache():
+    cache = last_level_cache()
+    assert 2**15 <= cache.bytes <= 2**31 and cache.megabytes == cache.bytes / 1e6
+
+
+def test_memory_resident_is_weights_larger_than_the_cache():
+    cache = CacheSize(1000, 3, "sysfs")
+    assert not memory_resident(1000, cache) and memory_resident(1001, cache)
+    assert memory_resident(1001, 1000) and not memory_resident(10, 1000)
+    with pytest.raises(ValueError, match="cache bytes"):
+        memory_resident(10, 0)
+
+
+def _result(L: int, ms: float, weight_bytes: int) -> LatencyResult:
+    t = Timing.of([ms])
+    return LatencyResult(L, 64, 4, 256, 0, weight_bytes, 1, 8, 12, t, t,
+                         MachineInfo("cpu", 1, torch.__version__, "3.11", None))
+
+
+def test_fit_memory_regime_leaves_out_the_cache_resident_shapes():
+    """Cache-resident points below the memory line tilt a fit through all points (its
+    intercept goes negative); the memory-regime fit recovers the line."""
+    line = [_result(L, 0.2 + 1.0 * L, 100 * L) for L in (4, 8, 16, 32)]
+    cached = [_result(1, 0.5, 100), _result(2, 1.0, 200)]       # faster than the line
+    fit = fit_memory_regime(cached + line, CacheSize(300, 3, "sysfs"))
+    assert fit.intercept == pytest.approx(0.2) and fit.slope == pytest.approx(1.0)
+    tilted = fit_latency([1, 2, 4, 8, 16, 32], [0.5, 1.0] + [0.2 + L for L in (4, 8, 16, 32)])
+    assert tilted.intercept < 0 < fit.intercept
+    with pytest.raises(ValueError, match="2 depths whose weights exceed the cache"):
+        fit_memory_regime(cached + line[:1], 300)
+
+
+# -- the roofline ---------------------------------------------------------------------------
+def test_decode_flops_are_two_per_matrix_weight_and_grow_with_the_batch():
+    c = ModelConfig.preset("gpt2-small")
+    matrices = 12 * (4 * 768**2 + 2 * 768 * 3072) + 50257 * 768
+    assert decode_flops(c) == 2 * matrices
+    assert decode_flops(c, batch=4) == 8 * matrices
+    # 2 FLOPs per 4-byte weight, a little less as biases and norms are read too
+    assert 0.49 < arithmetic_intensity(c) < 0.5
+    assert arithmetic_intensity(c, 16) == pytest.approx(16 * arithmetic_intensity(c))
+    assert decode_block_bytes(c) == 4 * count_params(c).per_block.total
+    with pytest.raises(ValueError, match="batch"):
+        decode_flops(c, batch=0)
+
+
+def test_ridge_point_and_roof():
+    assert ridge_point(100.0, 25.0) == pytest.approx(4.0)
+    assert roof_gflops(0.5, 100.0, 25.0) == pytest.approx(12.5)   # left of the ridge
+    assert roof_gflops(16.0, 100.0, 25.0) == pytest.approx(100.0)  # right of it
+    with pytest.raises(ValueError, match="peak_gflops"):
+        ridge_point(0.0, 25.0)
+
+
+def test_peak_flops_is_a_positive_rate():
+    assert 0.1 < peak_flops(n=128, repeats=2, threads=1) < 1e5   # GFLOP/s
+    with pytest.raises(ValueError, match="n must"):
+        peak_flops(n=8)
+
+
+def test_the_bandwidth_convention_is_printed_with_every_bound():
+    res = [_result(1, 1.0, 10**6)]
+    assert BANDWIDTH_CONVENTION in format_table(res, bandwidth_gbs=20.0)
+    assert "once per token" in BANDWIDTH_CONVENTION and "read + write" in BANDWIDTH_CONVENTION
+
+
+# -- regimes of a family ------------------------------------------------------------------
+FAMILY = [ModelConfig(n_layer=L, d_model=d, n_head=2, vocab_size=64, context=64)
+          for L, d in ((1, 64), (2, 46), (4, 32), (8, 22))]
+
+
+def test_block_scaling_tells_overhead_from_bandwidth():
+    flat = block_scaling(FAMILY, [0.05 * c.n_layer for c in FAMILY])   # same ms per block
+    assert flat.exponent == pytest.approx(0.0, abs=1e-9) and flat.regime == "overhead-bound"
+    streams = block_scaling(FAMILY, [c.n_layer * decode_block_bytes(c) / 1e7 for c in FAMILY])
+    assert streams.exponent == pytest.approx(1.0) and streams.regime == "bandwidth-bound"
+    assert streams.bytes_per_block == tuple(decode_block_bytes(c) for c in FAMILY)
+    assert 0 < OVERHEAD_EXPONENT < 1
+    with pytest.raises(ValueError, match="same length"):
+        block_scaling(FAMILY, [1.0])
+    with pytest.raises(ValueError, match="> 0"):
+        block_scaling(FAMILY, [1.0, 0.0, 1.0, 1.0])
+
+
+# -- chapter 6's shapes ---------------------------------------------------------------------
+def test_budget_sweep_shapes_read_the_record():
+    record = load_record(latency.BUDGET_SWEEP_RECORD)
+    shapes = budget_sweep_shapes(min_context=100)
+    assert len(shapes) == len(record.arms)
+    final = record.final("eval_loss")
+    for s, arm in zip(shapes, record.arms):
+        info = record.arm(arm)["info"]
+        assert (s.budget, s.config.n_layer, s.config.d_model) == (
+            info["budget"], info["n_layer"], info["d_model"])
+        assert s.config.context == 100 and s.seeds == len(record.seeds)
+        assert s.loss == pytest.approx(sum(final[arm]) / len(final[arm]))
+
+
+def test_budget_sweep_shapes_average_the_seeds():
+    data = json.loads(load_record(latency.BUDGET_SWEEP_RECORD).path.read_text())
+    data["config"]["seeds"] = [0, 1]
+    extra = []
+    for r in data["runs"]:
+        r2 = copy.deepcopy(r)
+        r2["seed"], r2["final"]["eval_loss"] = 1, round(r["final"]["eval_loss"] + 0.1, 5)
+        extra.append(r2)
+    data["runs"] += extra
+    first = budget_sweep_shapes(Record.from_dict(data))[0]
+    lo = data["runs"][0]["final"]["eval_loss"]
+    assert first.seeds == 2 and first.loss_range == pytest.approx((lo, lo + 0.1))
+    assert first.loss == pytest.approx(lo + 0.05)
+    assert first.config.context == data["config"]["arms"][0]["model"]["context"]
+    data["runs"][0]["final"]["eval_loss"] = None   # e.g. a run that stopped early
+    with pytest.raises(ValueError, match="has no eval_loss for some seed"):
+        budget_sweep_shapes(Record.from_dict(data))
 
 
 # -- measuring ----------------------------------------------------------------------------
@@ -151,3 +313,15 @@ def test_decoding_with_two_threads_matches_one_thread():
     with num_threads(2):
         two = model.generate(prompt, 10)
     assert torch.equal(one, two)
+
+
+def test_a_looped_model_is_timed_once_per_step_and_reads_its_block_per_application():
+    from depthnotes.latency import decode_weight_bytes, head_latency, measure_latency
+
+    looped = ModelConfig(n_layer=4, d_model=32, n_head=2, vocab_size=50, context=32,
+                         n_unique_blocks=1)
+    distinct = looped.replace(n_unique_blocks=None)
+    assert decode_weight_bytes(looped) == decode_weight_bytes(distinct)
+    r = measure_latency(looped, new_tokens=3, prompt_len=2, repeats=1)
+    assert r.n_layer == 4 and r.decode.median > 0
+    assert head_latency(looped, calls=2, repeats=1).median > 0

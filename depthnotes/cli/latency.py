@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 
 from ..config import PRESETS, ModelConfig
-from ..latency import fit_latency, format_table, head_latency, measure_many, memory_bandwidth
+from ..latency import (BANDWIDTH_CONVENTION, fit_latency, fit_memory_regime, format_table,
+                       head_latency, last_level_cache, measure_many, memory_bandwidth,
+                       memory_resident)
 from ..runtime import num_threads
 
 DESCRIPTION = """\
@@ -19,7 +21,9 @@ repeats), prefill ms, and the memory-bandwidth bound of each shape.
 
 Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size, --context;
 --n-layer takes several depths, and one model is measured per depth (round-robin). With two
-or more depths the table ends with the fit ms/token = a + b*L.
+or more depths the table ends with the fit ms/token = a + b*L, and, when two or more depths
+have more weights than the CPU's last-level cache, the same fit through those depths only
+(where the memory-bandwidth bound applies).
 
 examples:
   python -m depthnotes latency                                  # GPT-2 small
@@ -96,6 +100,14 @@ def run(args, parser) -> int:
         fit = fit_latency(depths, [r.decode.median for r in results])
         print(f"fit: ms/token = {fit.intercept:.2f} + {fit.slope:.3f} * L   "
               f"(R^2 = {fit.r2:.3f})")
+        cache = last_level_cache()
+        resident = [r.n_layer for r in results if memory_resident(r.weight_bytes, cache)]
+        print(f"last-level cache {cache.megabytes:.1f} MB ({cache.source}); depths whose "
+              f"weights exceed it: {resident or 'none'}")
+        if len(set(resident)) >= 2:
+            fm = fit_memory_regime(results, cache)
+            print(f"fit in the memory regime: ms/token = {fm.intercept:.2f} + "
+                  f"{fm.slope:.3f} * L   (R^2 = {fm.r2:.3f})")
         if heads:
             blocks = [r.decode.median - h.median for r, h in zip(results, heads)]
             f2 = fit_latency(depths, blocks)
@@ -103,6 +115,7 @@ def run(args, parser) -> int:
                   f"(R^2 = {f2.r2:.3f})")
     if args.json:
         payload = {"results": [r.as_dict() for r in results], "bandwidth_gbs": bw,
+                   "bandwidth_convention": BANDWIDTH_CONVENTION,
                    "head_ms": [h.median for h in heads] if heads else None}
         with open(args.json, "w") as f:
             json.dump(payload, f, indent=1)
