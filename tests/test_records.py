@@ -207,3 +207,14 @@ def test_command_quick_writes_elsewhere(tmp_path, capsys, monkeypatch):
     assert "wrote" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         _command(["nope"])
+
+
+def test_a_field_added_at_its_default_does_not_make_a_record_stale():
+    from depthnotes.records import ADDED_FIELDS, config_differences
+
+    stored = {"model": {"n_layer": 2}}
+    for field, default in ADDED_FIELDS.items():
+        assert config_differences(stored, {"model": {"n_layer": 2, field: default}}) == []
+        changed = config_differences(stored, {"model": {"n_layer": 2, field: "other"}})
+        assert changed and field in changed[0]
+    assert config_differences(stored, {"model": {"n_layer": 2, "new_option": None}})
