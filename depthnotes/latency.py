@@ -674,10 +674,13 @@ def machine_busy(info: MachineInfo, cores: int | None = None) -> bool:
     return info.load_average is not None and info.load_average >= cores - 1
 
 
-#: C17's rule (``c17_verdict``): the deepest shape of every family must be more than
-#: ``C17_MIN_RATIO`` times slower than its shallowest in every round; and a memory-bound
-#: family whose depth exponent (time ~ L^k between its ends) is below ``C17_CAVEAT_FACTOR``
-#: times the smallest of the cache-resident families' makes the verdict "with caveats".
+#: C17's rule (``c17_verdict``). The claim is made for the shapes chapter 6 trains, whose
+#: weights sit in cache: there the deepest shape of every family must be more than
+#: ``C17_MIN_RATIO`` times slower than its shallowest in every round. Where every shape streams
+#: from memory ("Where it stops holding") the claim is expected to weaken: such a family must
+#: still be slower at its deep end in every round, and it makes the verdict "with caveats" when
+#: it is not above ``C17_MIN_RATIO`` in every round or when its depth exponent (time ~ L^k
+#: between its ends) is below ``C17_CAVEAT_FACTOR`` times the smallest cache-resident family's.
 C17_MIN_RATIO = 1.5
 C17_CAVEAT_FACTOR = 0.5
 
@@ -707,31 +710,42 @@ def depth_cost(results: Sequence[LatencyResult], cache: CacheSize | int) -> Dept
 
 
 def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
-    """Claim C17's verdict and its reason, by one rule (the constants above).
+    """Claim C17's verdict and its reason, by one rule (the constants above), every comparison
+    judged round by round with ``versus_spread``:
 
-    "not reproduced at this scale" unless every family's deepest shape is more than
-    ``C17_MIN_RATIO`` times slower than its shallowest in every round
-    (``versus_spread(ratio, C17_MIN_RATIO) == "above"``); then "reproduced with caveats" if a
-    memory-bound family's exponent is below ``C17_CAVEAT_FACTOR`` times the smallest exponent
-    of the other families (depth still costs, but far less than when time counts blocks); else
-    "reproduced"."""
+    * "not reproduced at this scale" if any family's deepest shape is not slower than its
+      shallowest in every round, or any family not wholly memory-bound is not more than
+      ``C17_MIN_RATIO`` times slower in every round;
+    * "reproduced with caveats" if a memory-bound family is not more than ``C17_MIN_RATIO``
+      times slower in every round, or its exponent is below ``C17_CAVEAT_FACTOR`` times the
+      smallest exponent of the other families (depth still costs, but far less);
+    * "reproduced" otherwise."""
     if not families:
         raise ValueError("c17_verdict needs at least one family")
-    failing = [f for f in families if versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
+
+    def ends(f: DepthCost) -> str:
+        return (f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x over the "
+                f"rounds")
+
+    failing = [f"{ends(f)}, not slower in every round" for f in families
+               if versus_spread(f.ratio, 1.0) != "above"]
+    failing += [f"{ends(f)}, not above {C17_MIN_RATIO:g}x in every round" for f in families
+                if not f.memory_bound and versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
     if failing:
-        return ("not reproduced at this scale",
-                "; ".join(f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x, "
-                          f"not above {C17_MIN_RATIO}x in every round" for f in failing))
-    cached = [f for f in families if not f.memory_bound]
-    weak = [f for f in families if f.memory_bound and cached
-            and f.exponent < C17_CAVEAT_FACTOR * min(c.exponent for c in cached)]
-    if weak:
-        ref = min(c.exponent for c in cached)
-        return ("reproduced with caveats",
-                "; ".join(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
-                          f"under {C17_CAVEAT_FACTOR} x the cache-resident L^{ref:.2f}"
-                          for f in weak))
-    return "reproduced", f"every family above {C17_MIN_RATIO}x in every round"
+        return "not reproduced at this scale", "; ".join(failing)
+    cached = [f.exponent for f in families if not f.memory_bound]
+    caveats = []
+    for f in (f for f in families if f.memory_bound):
+        if versus_spread(f.ratio, C17_MIN_RATIO) != "above":
+            caveats.append(f"memory-bound {ends(f)}, not above {C17_MIN_RATIO:g}x in every "
+                           f"round")
+        if cached and f.exponent < C17_CAVEAT_FACTOR * min(cached):
+            caveats.append(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
+                           f"under {C17_CAVEAT_FACTOR:g} x the cache-resident "
+                           f"L^{min(cached):.2f}")
+    if caveats:
+        return "reproduced with caveats", "; ".join(caveats)
+    return "reproduced", f"every family above {C17_MIN_RATIO:g}x in every round"
 
 
 #: ``block_scaling``'s cut: a family whose time per block grows more slowly than the square
