@@ -34,7 +34,8 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
 * ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2: the book's one line
   fit (``fitting.linear_fit``), whose ``intercept`` is a and ``slope`` is b;
   ``round_intercepts`` refits it round by round, to show how far the intercept moves.
-* ``paired_ratios``, ``versus_spread``, ``depth_cost`` and ``c17_verdict`` — comparisons made
+* ``paired_ratios``, ``versus_spread``, ``versus_one``, ``depth_cost`` and ``c17_verdict`` —
+  comparisons made
   round by round (both timings share each round's load) and judged against their spread; the
   one rule that turns chapter 7's family timings into claim C17's verdict.
 * ``machine_busy`` — when the load leaves no free core, a two-thread timing says nothing.
@@ -662,6 +663,24 @@ def versus_spread(values: Timing, threshold: float) -> str:
     if values.min > threshold:
         return "above"
     if values.max < threshold:
+        return "below"
+    return "within noise"
+
+
+#: ``versus_one``'s margin: a ratio counts as different from 1 only when every round is more
+#: than this fraction away from it (a smaller difference is within what one setting's noise
+#: and the order of the settings in a round can produce).
+RATIO_MARGIN = 0.05
+
+
+def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
+    """Whether round-by-round ratios (``paired_ratios``) differ from 1: ``"above"`` when every
+    round is above 1 + ``margin``, ``"below"`` when every round is below 1 / (1 + ``margin``),
+    else ``"within noise"`` (``versus_spread`` on both sides)."""
+    check_number("margin", margin, low=0.0)
+    if versus_spread(ratios, 1 + margin) == "above":
+        return "above"
+    if versus_spread(ratios, 1 / (1 + margin)) == "below":
         return "below"
     return "within noise"
 

@@ -29,7 +29,7 @@ from depthnotes.latency import (BANDWIDTH_CONVENTION, C17_CAVEAT_FACTOR, C17_MIN
                                 measure_many, measure_rounds, memory_bandwidth,
                                 memory_resident, paired_ratios, peak_flops, read_probe_bytes,
                                 ridge_point, roof_gflops, roofline_ms, round_intercepts,
-                                sweep_depths, versus_spread)
+                                sweep_depths, versus_one, versus_spread)
 from depthnotes.records import Record, load_record
 from depthnotes.runtime import MachineInfo, num_threads
 
@@ -203,6 +203,11 @@ def test_paired_ratios_cancel_a_load_shared_by_the_round():
     assert versus_spread(Timing.of([0.9, 1.1]), 1.0) == "within noise"
     with pytest.raises(ValueError, match="same number of rounds"):
         paired_ratios(a, Timing.of([1.0]))
+    # a ratio differs from 1 only beyond the margin in every round
+    assert versus_one(Timing.of([1.06, 1.2])) == "above"
+    assert versus_one(Timing.of([1.003, 1.1])) == "within noise"
+    assert versus_one(Timing.of([0.9, 0.94])) == "below"
+    assert versus_one(Timing.of([1.003, 1.1]), margin=0.0) == "above"
 
 
 def test_machine_busy_when_no_second_core_is_free():
