@@ -240,11 +240,26 @@ def _floats(obj):
 
 
 # -- is a stored record still what the package defines? ---------------------------------------
+#: Config fields added after records were written, each with the default that computes
+#: exactly what the code computed before the field existed (checked by the tests of each
+#: option). A stored record without such a field, where the current value is that default,
+#: is not stale: the option did not exist, and its default changes nothing.
+ADDED_FIELDS = {
+    "n_unique_blocks": None,     # ModelConfig: every block distinct (chapter 8's looping off)
+    "ln_scaling": "none",        # ModelConfig: LayerNorm outputs unscaled
+    "eval_every": 0,             # TaskRecipe: no accuracy curves
+}
+
+
 def config_differences(stored, current, path: str = "config") -> list[str]:
-    """Where two configs differ, as ``path: stored -> current`` lines (empty if equal)."""
+    """Where two configs differ, as ``path: stored -> current`` lines (empty if equal). A
+    field missing from ``stored`` is no difference when it is in ``ADDED_FIELDS`` and
+    ``current`` holds its default there."""
     if isinstance(stored, dict) and isinstance(current, dict):
         out = []
         for k in sorted(set(stored) | set(current), key=str):
+            if k not in stored and k in ADDED_FIELDS and current[k] == ADDED_FIELDS[k]:
+                continue
             if k not in stored:
                 out.append(f"{path}.{k}: missing in the record -> {current[k]!r}")
             elif k not in current:

@@ -86,8 +86,11 @@ def test_latency_prints_a_table_and_a_fit(capsys, tmp_path):
     assert code == 0
     assert "decode ms/step" in out and "bound ms" in out and "blocks ms" in out
     assert "fit: ms/token" in out and "fit without the head" in out
+    assert "L=1: cache" in out and "one core" in out   # tiny weights: read from cache
     data = json.loads(out_json.read_text())
     assert [r["n_layer"] for r in data["results"]] == [1, 2] and data["bandwidth_gbs"] > 0
+    lo, hi = data["bandwidth_range_gbs"]
+    assert lo <= data["bandwidth_gbs"] <= hi and "one core" in data["bandwidth_convention"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -42,9 +42,10 @@ def _meta(**kw) -> Transformer:
                                           "vocab_size": 50, "context": 32, **kw}))
 
 
-def _timing(L: int, ms: float, d: int = 256) -> LatencyResult:
+def _timing(L: int, ms: float, d: int = 256, weight_bytes: int = 10**12) -> LatencyResult:
+    """A timing whose weights (1 TB by default) are memory-resident on any machine."""
     t = Timing.of([ms])
-    return LatencyResult(L, d, 4, 256, 0, 0, 1, 8, 12, t, t,
+    return LatencyResult(L, d, 4, 256, 0, weight_bytes, 1, 8, 12, t, t,
                          MachineInfo("cpu", 1, torch.__version__, "3.11", None))
 
 
@@ -55,6 +56,7 @@ def _non_embedding(model) -> int:
 
 FIT = SimpleNamespace(intercept=0.02, slope=0.003)
 LFIT = LinearFit(slope=0.4, intercept=1.0, r2=1.0)
+LFIT_BIG = LinearFit(slope=0.4, intercept=2.5, r2=1.0)   # a big head's line: head 2.0 + 0.5
 TRAIN_IDS = torch.tensor([0, 0, 1, 2])
 CORPUS = SimpleNamespace(train=TRAIN_IDS, vocab_size=5)
 BASELINE = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
@@ -167,12 +169,14 @@ CASES = {
              lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + 2 * V * d - d),
              lambda L, d, V: 4 * L * 12 * d * d]),
     "7.3": (None, {"bandwidth": 10.0}, [1.0, 1e-3, 40.0]),
-    "7.4": (2.0 / (2.0 + 1.0 + 6 * 0.4), {"head": HEAD, "fit": LFIT},
-            [2.0 / (1.0 + 6 * 0.4), 2.0 / (2.0 + 6 * 0.4), 0.5]),
-    "7.5": ((_timing(8, 1.0), _timing(16, 1.8)), {"fit": LFIT, "conclusion": True},
-            [{"conclusion": False}, {"answer": (_timing(16, 1.8), _timing(8, 1.0))},
-             {"answer": (_timing(8, 1.0, 512), _timing(16, 1.8, 512))},
-             {"answer": _timing(8, 1.0)}]),
+    "7.4": (2.0 / (2.5 + 6 * 0.4), {"head": HEAD, "fit": LFIT_BIG},
+            [2.0 / (2.0 + 2.5 + 6 * 0.4), 2.0 / (6 * 0.4), 0.5]),
+    # (2.2 - 1.0) / (24 - 12) = 0.1 ms per block < 0.5 * 0.4: conclusion True
+    "7.5": ((_timing(12, 1.0), _timing(24, 2.2)), {"fit": LFIT, "conclusion": True},
+            [{"conclusion": False}, {"answer": (_timing(24, 2.2), _timing(12, 1.0))},
+             {"answer": (_timing(12, 1.0, 512), _timing(24, 2.2, 512))},
+             {"answer": (_timing(12, 1.0, weight_bytes=0), _timing(24, 2.2))},
+             {"answer": _timing(12, 1.0)}]),
 }
 
 

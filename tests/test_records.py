@@ -238,3 +238,13 @@ def test_kept_models_retrain_the_sweeps_seed_0_runs(quick_records):
     for arm in kept.arms:
         assert kept.arm(arm) == sweep.arm(arm)
         assert kept.run(arm, 0)["final"] == sweep.run(arm, 0)["final"]
+
+def test_a_field_added_at_its_default_does_not_make_a_record_stale():
+    from depthnotes.records import ADDED_FIELDS, config_differences
+
+    stored = {"model": {"n_layer": 2}}
+    for field, default in ADDED_FIELDS.items():
+        assert config_differences(stored, {"model": {"n_layer": 2, field: default}}) == []
+        changed = config_differences(stored, {"model": {"n_layer": 2, field: "other"}})
+        assert changed and field in changed[0]
+    assert config_differences(stored, {"model": {"n_layer": 2, "new_option": None}})
