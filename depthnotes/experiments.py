@@ -318,7 +318,7 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
             "250 steps on 128 fresh sequences, and at the end on 512. Three seeds."),
         measures=("training loss per step (window means); accuracy per k every 250 steps "
                   "(128 sequences, 12 queries each) and after training (512 sequences)"),
-        data=task, arms=tuple(arms), seeds=(0,) if quick else (0, 1, 2))
+        data=task, arms=tuple(arms), seeds=(0, 1, 2))
 
 
 @_register
