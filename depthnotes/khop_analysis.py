@@ -55,24 +55,33 @@ def hops_of(record) -> list[int]:
                   if key.startswith("accuracy_k"))
 
 
-def family_shapes(record, family: str) -> list[SweepShape]:
-    """The shapes of ``family`` in ``record``, by depth, each at its best learning rate."""
+def family_shapes(records, family: str) -> list[SweepShape]:
+    """The shapes of ``family``, by depth, each at its best learning rate, pooled over one
+    record or a list of records of the same task and seeds (a later record may add rates
+    for some shapes: chapter 3's ``khop_rate_check``)."""
     check_choice("family", family, FAMILIES)
-    hops = hops_of(record)
-    finals = {k: record.final(f"accuracy_k{k}") for k in hops}     # {k: {arm: [per seed]}}
-    score = {arm: {k: finals[k][arm] for k in hops} for arm in record.arms}
+    records = list(records) if isinstance(records, (list, tuple)) else [records]
+    hops = hops_of(records[0])
+    arms: dict[str, tuple[dict, dict]] = {}        # arm -> (info, {k: [per seed]})
+    for record in records:
+        if hops_of(record) != hops or record.seeds != records[0].seeds:
+            raise ValueError(f"record {record.name!r} scores other k's or seeds than "
+                             f"{records[0].name!r}; they cannot be pooled")
+        finals = {k: record.final(f"accuracy_k{k}") for k in hops}  # {k: {arm: [seeds]}}
+        for arm in record.arms:
+            if arm in arms:
+                raise ValueError(f"arm {arm!r} is in two of the records")
+            arms[arm] = (record.arm(arm)["info"], {k: finals[k][arm] for k in hops})
     groups: dict[tuple, list[str]] = {}
-    for arm in record.arms:
-        info = record.arm(arm)["info"]
+    for arm, (info, _) in arms.items():
         if family in info["families"]:
             groups.setdefault((info["n_layer"], info["d_model"]), []).append(arm)
     shapes = []
-    for (L, d), arms in sorted(groups.items()):
-        rates = {record.arm(a)["info"]["lr"]: mean(mean(score[a][k]) for k in hops if k >= 2)
-                 for a in arms}
-        best = max(arms, key=lambda a: rates[record.arm(a)["info"]["lr"]])  # first on a tie
-        shapes.append(SweepShape(L, d, best, record.arm(best)["info"]["lr"], rates,
-                                 score[best]))
+    for (L, d), names in sorted(groups.items()):
+        rates = {arms[a][0]["lr"]: mean(mean(arms[a][1][k]) for k in hops if k >= 2)
+                 for a in names}
+        best = max(names, key=lambda a: rates[arms[a][0]["lr"]])   # first on a tie
+        shapes.append(SweepShape(L, d, best, arms[best][0]["lr"], rates, arms[best][1]))
     return shapes
 
 

@@ -9,6 +9,8 @@ class FakeRecord:
         self._arms = arms
         first = next(iter(arms.values()))[1]
         self.runs = [{"final": {f"accuracy_k{k}": 0.0 for k in first}}]
+        self.seeds = list(range(len(next(iter(first.values())))))
+        self.name = "fake"
 
     @property
     def arms(self):

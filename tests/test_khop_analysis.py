@@ -125,3 +125,16 @@ def test_attention_weights_of_a_looped_model_have_one_entry_per_application():
     att = attention_weights(Transformer(cfg, seed=0), idx)
     assert att.shape == (3, 2, 2, 8, 8)
     assert not np.allclose(att[0], att[1])      # the same block, a different input stream
+
+
+def test_shapes_pool_the_rates_of_several_records():
+    extra = FakeRecord({
+        "L=2 lr=1e-3": (info(2, 64, 1e-3, "fixed width", "fixed parameters"),
+                        {1: [1, 1, 1], 2: [.95, .9, .92]}),
+    })
+    width = family_shapes([RECORD, extra], "fixed width")
+    two = [s for s in width if s.n_layer == 2][0]
+    assert two.arm == "L=2 lr=1e-3" and two.rates == pytest.approx({3e-3: 0.5467, 1e-3: .9233},
+                                                                     abs=1e-3)
+    with pytest.raises(ValueError, match="two of the records"):
+        family_shapes([RECORD, RECORD], "fixed width")
