@@ -14,9 +14,10 @@ suite runs, and ``python -m depthnotes record NAME --quick`` writes it elsewhere
 the real record. The real version's configuration is stored in its record; a test compares
 it with the definition here, so changing a definition without regenerating the record fails.
 
-The experiments here are the ones the chapters' long runs held before records existed (the
-1,000-layer DeepNorm comparison of chapter 5, chapter 3's 6,000-step pointer chasing, chapter
-6's budget sweep that chapter 7 reads); the chapters' own issues redefine what they hold.
+The experiments here: chapter 3's depth sweep on k-hop pointer chasing, its learning-rate
+check and its kept models (``khop_*``), and the long runs chapters 5 and 6 held before records
+existed (the 1,000-layer DeepNorm comparison; the budget sweep that chapter 7 reads).
+Experiments that keep their trained models (``keep_models``) also store the weights.
 """
 
 from __future__ import annotations
@@ -184,13 +185,17 @@ def _run_corpus(job: Job) -> tuple[object, dict]:
     model = Transformer(job.arm.model, seed=job.seed)
     res = train(model, corpus, job.arm.recipe.replace(seed=job.seed))
     every, curve = window_means(res.train_losses)
-    return model, {"curves": {"train_loss": curve, "train_loss_every": every,
-                       "eval_steps": list(res.eval_steps), "eval_loss": list(res.eval_losses)},
-            "final": {"eval_loss": res.final_eval_loss, "best_eval_loss": res.best_eval_loss,
-                      "train_loss": res.final_train_loss, "initial_loss": res.initial_loss,
-                      "steps_run": res.steps_run, "diverged": res.diverged,
-                      "diverged_at": res.diverged_at, "reason": res.reason},
-            "seconds": res.seconds}
+    result = {"curves": {"train_loss": curve, "train_loss_every": every,
+                         "eval_steps": list(res.eval_steps),
+                         "eval_loss": list(res.eval_losses)},
+              "final": {"eval_loss": res.final_eval_loss,
+                        "best_eval_loss": res.best_eval_loss,
+                        "train_loss": res.final_train_loss,
+                        "initial_loss": res.initial_loss,
+                        "steps_run": res.steps_run, "diverged": res.diverged,
+                        "diverged_at": res.diverged_at, "reason": res.reason},
+              "seconds": res.seconds}
+    return model, result
 
 
 def _run_task(job: Job) -> tuple[object, dict]:
