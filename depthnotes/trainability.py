@@ -24,6 +24,7 @@ no better than where it began (its validation loss is not defined).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -52,13 +53,16 @@ def run_status(eval_loss: float | None, diverged: bool, baseline: float,
 
 @dataclass(frozen=True)
 class DepthOutcome:
-    """One arm family at one depth: each seed's status and the loss it is compared with."""
+    """One arm family at one depth, at its best learning rate: each seed's status and the
+    loss it is compared with."""
 
     family: str
     n_layer: int
-    arm: str                        # the record's arm name
+    arm: str                        # the record's arm name (the best rate's)
     statuses: tuple[str, ...]       # one per seed, in seed order
     losses: tuple[float, ...]       # validation loss (first training loss if diverged)
+    lr: float | None = None         # the peak learning rate of ``arm``
+    rates: tuple = ()               # ((lr, mean loss), ...) of every rate tried, best first
 
     @property
     def outcome(self) -> str:
@@ -68,10 +72,16 @@ class DepthOutcome:
 
 
 def depth_outcomes(record, baseline: float, margin: float) -> dict[str, list[DepthOutcome]]:
-    """``{family: [DepthOutcome, ...]}`` of a record whose arms carry ``info["family"]`` and
-    ``info["n_layer"]`` (``postnorm_failure_depth``), families in the record's order, depths
-    ascending."""
-    out: dict[str, list[DepthOutcome]] = {}
+    """``{family: [DepthOutcome, ...]}`` of a record whose arms carry ``info["family"]``,
+    ``info["n_layer"]`` and ``info["lr"]`` (``postnorm_failure_depth``), families in the
+    record's order, depths ascending.
+
+    Where a family was trained at several learning rates at one depth, it is scored at the
+    rate whose runs have the lowest mean loss (the losses ``compare`` reads: a diverged run
+    counts with its first training loss), and only that rate's runs enter its outcome; the
+    rule is decided at each arm's best rate, never at one rate tuned for one arm. Ties go to
+    the rate listed first in the record."""
+    groups: dict[tuple[str, int], list[DepthOutcome]] = {}
     for arm in record.arms:
         info = record.arm(arm)["info"]
         finals = [record.run(arm, s)["final"] for s in record.seeds]
@@ -79,8 +89,14 @@ def depth_outcomes(record, baseline: float, margin: float) -> dict[str, list[Dep
                          for f in finals)
         losses = tuple(f["initial_loss"] if st == DIVERGED else f["eval_loss"]
                        for f, st in zip(finals, statuses))
-        out.setdefault(info["family"], []).append(
-            DepthOutcome(info["family"], info["n_layer"], arm, statuses, losses))
+        groups.setdefault((info["family"], info["n_layer"]), []).append(
+            DepthOutcome(info["family"], info["n_layer"], arm, statuses, losses,
+                         info.get("lr")))
+    out: dict[str, list[DepthOutcome]] = {}
+    for (family, _), tried in groups.items():
+        ranked = sorted(tried, key=lambda r: sum(r.losses) / len(r.losses))   # stable
+        rates = tuple((r.lr, sum(r.losses) / len(r.losses)) for r in ranked)
+        out.setdefault(family, []).append(dataclasses.replace(ranked[0], rates=rates))
     for rows in out.values():
         rows.sort(key=lambda r: r.n_layer)
     return out

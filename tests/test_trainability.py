@@ -16,14 +16,17 @@ class FakeRecord:
     """The parts of a ``records.Record`` the rule reads: arms with info, finals per seed."""
 
     def __init__(self, table, seeds=(0, 1, 2)):
-        # table: {(family, L): [eval loss per seed, or "div" for a diverged run]}
+        # table: {(family, L) or (family, L, lr): [eval loss per seed, or "div" for a
+        # diverged run]}; lr 1e-3 when not given
         self.seeds = list(seeds)
-        self.arms = [f"{fam}, L={L}" for fam, L in table]
-        self._info = {f"{fam}, L={L}": {"family": fam, "n_layer": L} for fam, L in table}
-        self._final = {f"{fam}, L={L}": [
+        keys = [k if len(k) == 3 else (*k, 1e-3) for k in table]
+        self.arms = [f"{fam}, L={L}, lr={lr:g}" for fam, L, lr in keys]
+        self._info = {a: {"family": fam, "n_layer": L, "lr": lr}
+                      for a, (fam, L, lr) in zip(self.arms, keys)}
+        self._final = {a: [
             {"eval_loss": None, "diverged": True, "initial_loss": 4.5} if v == "div"
             else {"eval_loss": v, "diverged": False, "initial_loss": 4.5} for v in vals]
-            for (fam, L), vals in table.items()}
+            for a, vals in zip(self.arms, table.values())}
 
     def arm(self, name):
         return {"name": name, "info": self._info[name]}
@@ -70,6 +73,21 @@ def test_outcomes_failure_depth_and_description():
     assert describe(out["pre"]) == "trains at L = 6, 12, 24, 48"
 
 
+def test_each_family_is_scored_at_its_best_rate():
+    rows = {("post", 6): OK, ("post", 12): BAD, ("post", 12, 3e-4): [2.6, 3.1, 2.9],
+            ("pre", 6): OK, ("pre", 12): [2.5, 2.6, "div"], ("pre", 12, 3e-4): OK}
+    out = depth_outcomes(FakeRecord(rows), BASE, MARGIN)
+    post12, pre12 = out["post"][1], out["pre"][1]
+    assert (post12.lr, post12.losses, post12.outcome) == (3e-4, (2.6, 3.1, 2.9), MIXED)
+    assert [lr for lr, _ in post12.rates] == [3e-4, 1e-3]
+    assert post12.rates[0][1] == pytest.approx((2.6 + 3.1 + 2.9) / 3)
+    # the diverged seed counts with its first loss (4.5): lr 1e-3 has mean 3.2 > 2.45
+    assert (pre12.lr, pre12.outcome) == (3e-4, TRAINS)
+    assert pre12.rates[1][1] == pytest.approx((2.5 + 2.6 + 4.5) / 3)
+    assert out["post"][0].rates == ((1e-3, pytest.approx(2.45)),)      # one rate tried
+    assert [r.n_layer for r in out["post"]] == [6, 12]
+
+
 def test_verdict_reproduced_with_and_without_caveat():
     rows = table({6: OK, 12: BAD, 24: BAD}, {6: OK, 12: OK, 24: OK}, {6: OK, 12: BAD, 24: BAD})
     v = failure_verdict(depth_outcomes(FakeRecord(rows), BASE, MARGIN), "post", "pre", "alt")
@@ -105,7 +123,8 @@ def test_verdict_not_reproduced_when_the_rule_fails():
 
 def test_on_the_quick_record():
     """The rule reads the record ``postnorm_failure_depth`` writes (its quick version)."""
-    from depthnotes.experiments import FAILURE_FAMILIES, get_experiment
+    from depthnotes.experiments import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
+                                        FAILURE_LR_GRID, get_experiment)
     from depthnotes.records import Record, run_experiment
 
     rec = Record.from_dict(run_experiment(get_experiment("postnorm_failure_depth", True),
@@ -114,6 +133,9 @@ def test_on_the_quick_record():
     assert list(out) == [f[0] for f in FAILURE_FAMILIES]
     assert all(r.outcome == TRAINS and len(r.statuses) == 3 for rows in out.values()
                for r in rows)
+    grid = {f: [len(r.rates) for r in rows] for f, rows in out.items()}
+    assert grid == {f[0]: [1, 1 + len(FAILURE_LR_GRID) * (f[0] in FAILURE_GRID_FAMILIES)]
+                    for f in FAILURE_FAMILIES}     # the grid at the deepest quick depth
     steps, curves = seed_curves(rec, rec.arms[0])
     assert len(curves) == 3 and all(math.isfinite(v) for c in curves for v in c)
     assert steps[0][-1] == rec.arm(rec.arms[0])["recipe"]["steps"]
