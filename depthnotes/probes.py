@@ -56,12 +56,7 @@ def residual_stream(model, idx: torch.Tensor) -> list[torch.Tensor]:
 
     handles = [model.h[0].register_forward_pre_hook(pre_hook)] if len(model.h) else []
     handles += [block.register_forward_hook(hook) for block in model.h]
-    try:
-        with eval_mode(model):
-            model(idx)
-    finally:
-        for h in handles:
-            h.remove()
+    _forward_with_hooks(model, idx, handles)
     return captured
 
 
@@ -173,12 +168,7 @@ def attention_weights(model, idx: torch.Tensor) -> np.ndarray:
     inputs: list[torch.Tensor] = []
     hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0]))
              for b in model.h]
-    try:
-        with eval_mode(model):
-            model(idx)
-    finally:
-        for h in hooks:
-            h.remove()
+    _forward_with_hooks(model, idx, hooks)
     maps = []
     for layer, x in enumerate(inputs):          # one per application; x: (B, T, d)
         attn = model.block(layer).attn
@@ -190,3 +180,14 @@ def attention_weights(model, idx: torch.Tensor) -> np.ndarray:
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         maps.append(scores.masked_fill(~causal, float("-inf")).softmax(-1))
     return torch.stack(maps).cpu().numpy()                                 # (L, B, nh, T, T)
+
+
+def _forward_with_hooks(model, idx: torch.Tensor, handles) -> None:
+    """One forward pass in eval mode with ``handles`` registered, removed afterwards (also
+    if the pass raises)."""
+    try:
+        with eval_mode(model):
+            model(idx)
+    finally:
+        for h in handles:
+            h.remove()
