@@ -5,7 +5,11 @@ sentence, the table, the assertion and the claims page's word come from the same
 Runs are judged by chapter 4's rule (``trainability.run_status``: *trained* when the final
 validation loss is at least ``MARGIN`` below the unigram loss), arms by
 ``verdicts.compare`` (a gap counts only when it exceeds the larger min-max range over seeds)
-and words by ``verdicts.claim_word``.
+and words by ``verdicts.claim_word``. Chapter 4 splits a run that did not train into *slow*
+(its training loss still falling at the end) and *stalled* (flat); no chapter-5 verdict
+needs that split: a family at one depth "trains" only when every seed trained
+(``DepthOutcome.outcome == TRAINS``), and any other outcome ("slower", "mixed", "stops")
+counts as did not train. The split is only shown, in ``run_word``.
 
 * C9, recipe (``grid_cells``, ``grid_verdict``): pre-norm "tolerates larger learning rates
   with less warm-up". The learning-rate half is tested only at a depth where post-norm trains
@@ -41,7 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import linear_fit
-from .trainability import DIVERGED, TRAINS, DepthOutcome, depth_outcomes, run_status
+from .trainability import (DIVERGED, TRAINS, DepthOutcome, depth_outcomes,
+                           stored_run_status)
 from .verdicts import (NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, Comparison, claim_word,
                        compare)
 
@@ -79,9 +84,11 @@ def load_chapter_records(run: bool = False) -> dict:
     return out
 
 
-def run_word(final: dict, baseline: float, margin: float = MARGIN) -> str:
-    """One stored run's outcome in words: "diverged at step s", or "3.12 (stalled)"."""
-    status = run_status(final["eval_loss"], final["diverged"], baseline, margin)
+def run_word(record, arm: str, seed: int, baseline: float, margin: float = MARGIN) -> str:
+    """One stored run's outcome in words: "diverged at step s", or its final validation loss
+    and chapter 4's status, e.g. "3.12 (stalled)" or "3.05 (slow)"."""
+    status, _ = stored_run_status(record, arm, seed, baseline, margin)
+    final = record.run(arm, seed)["final"]
     if status == DIVERGED:
         return f"diverged at step {final['diverged_at']}"
     return f"{final['eval_loss']:.2f} ({status})"
