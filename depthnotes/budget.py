@@ -2,9 +2,11 @@
 
 * ``budget_sweep`` trains every shape of a fixed-P family (``params.shapes_for_budget``) on the
   shipped corpus with one recipe and the same number of tokens, and returns one
-  ``SweepPoint`` per shape: its d/L and its final validation loss.
-* ``basin`` reads the flat middle off a sweep: the shapes whose loss is within a stated margin
-  of the best one.
+  ``SweepPoint`` per shape: its d/L and its final validation loss (one seed: the chapter's
+  fast illustration).
+* ``judge_basin`` applies the basin rule (``basin_rule`` states it) to per-seed losses of
+  one budget's shapes; ``basins_from_record`` does it for every budget of a record such as
+  ``budget_basin``; ``basin_claim_word`` turns the basins into the claims page's word.
 * ``PUBLISHED_SHAPES`` lists real models' (L, d) as their papers give them, for the C15 table.
 
 The training recipe is a ``train.TrainConfig``; the learning rate may follow the width
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .checks import check_choice
+from .checks import check_choice, check_int, check_number
 from .config import PRESETS, ModelConfig, aspect_ratio
 from .params import BudgetShape, approx_non_embedding, shapes_for_budget
+from .verdicts import (MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, ArmSummary,
+                       compare)
 
 LR_RULES = ("constant", "1/d")
 
@@ -86,13 +90,165 @@ def budget_sweep(shapes: list[BudgetShape], train_config, *, corpus=None, lr_rul
     return points
 
 
-def basin(points: list[SweepPoint], margin: float) -> list[SweepPoint]:
-    """The points whose loss is within ``margin`` (in nats) of the best point's loss."""
-    ok = [p for p in points if not p.diverged]
-    if not ok:
-        return []
-    best = min(p.val_loss for p in ok)
-    return [p for p in ok if p.val_loss <= best + margin]
+# -- the basin rule (C14) ---------------------------------------------------------------------
+#: The smallest band a basin gets, as a fraction of the best shape's mean loss: Kaplan et al.
+#: call loss "within a few per cent" flat; 2 % (about 0.03 nats at a loss of 1.5) is the
+#: strict end of that, and about the seed range the calibration run measured.
+BASIN_FLOOR = 0.02
+#: A basin is "broad" (the claim's flat middle) when it holds at least this many shapes.
+BROAD_SHAPES = 3
+
+
+def basin_rule(floor: float = BASIN_FLOOR, broad: int = BROAD_SHAPES) -> str:
+    """The rule ``judge_basin`` applies, as the sentence a chapter prints above the result."""
+    return (f"For each budget: the band is the best shape's mean loss (over seeds) plus the "
+            f"larger of {floor:.0%} of that mean and the largest min-max seed range of any "
+            f"shape of the budget. A shape is in the basin when its mean lies inside the "
+            f"band. An end (the shallowest or the deepest shape) is worse when its mean lies "
+            f"above the band, so its gap to the best exceeds every seed range (a clear "
+            f"difference by verdicts.compare). The claim's shape, on one budget: both ends "
+            f"worse and at least {broad} shapes in the basin. Verdict: reproduced when every "
+            f"budget has the claim's shape, with caveats when some do, not reproduced at "
+            f"this scale when none does. At least {MIN_SEEDS} seeds per shape.")
+
+
+@dataclass(frozen=True)
+class BasinShape:
+    """One shape of a budget: its seeds summarised, its gap to the best, and the verdict."""
+
+    label: str
+    n_layer: int
+    d_model: int
+    summary: ArmSummary       # per-seed losses, mean, min-max
+    gap: float                # mean - the best shape's mean (>= 0)
+    inside: bool              # in the basin
+
+    @property
+    def aspect_ratio(self) -> float:
+        return aspect_ratio(self.n_layer, self.d_model)
+
+
+@dataclass(frozen=True)
+class Basin:
+    """The basin of one budget (``judge_basin``). ``shapes`` run from shallow to deep."""
+
+    budget: int
+    shapes: tuple[BasinShape, ...]
+    floor: float              # the relative floor used
+    width: float              # band height above the best mean, in nats
+    broad_shapes: int
+
+    @property
+    def best(self) -> BasinShape:
+        return min(self.shapes, key=lambda s: s.summary.mean)
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """(best mean, best mean + width): the band drawn on the figure."""
+        low = self.best.summary.mean
+        return low, low + self.width
+
+    @property
+    def inside(self) -> tuple[BasinShape, ...]:
+        return tuple(s for s in self.shapes if s.inside)
+
+    @property
+    def shallow(self) -> BasinShape:
+        return self.shapes[0]
+
+    @property
+    def deep(self) -> BasinShape:
+        return self.shapes[-1]
+
+    @property
+    def shallow_worse(self) -> bool:
+        return not self.shallow.inside
+
+    @property
+    def deep_worse(self) -> bool:
+        return not self.deep.inside
+
+    @property
+    def broad(self) -> bool:
+        return len(self.inside) >= self.broad_shapes
+
+    @property
+    def claim_shape(self) -> bool:
+        """Both ends worse and a broad basin: what C14 predicts for this budget."""
+        return self.shallow_worse and self.deep_worse and self.broad
+
+    @property
+    def aspect_span(self) -> tuple[float, float]:
+        """The smallest and largest d/L inside the basin."""
+        ratios = [s.aspect_ratio for s in self.inside]
+        return min(ratios), max(ratios)
+
+    def ends(self) -> str:
+        """Where this budget departs from the claim, in words (for a verdict line)."""
+        def end(name, s):
+            word = "worse" if not s.inside else "in the basin"
+            return f"{name} end (L = {s.n_layer}) {word}, {s.gap:+.3f}"
+        return (f"P = {self.budget:,}: best L = {self.best.n_layer}, band {self.width:.3f}; "
+                f"{end('shallow', self.shallow)}; {end('deep', self.deep)}")
+
+    def table(self, digits: int = 3) -> str:
+        """Each shape: L, d, d/L, mean and min-max over seeds, gap, in the basin or not."""
+        lines = [f"P = {self.budget:,}: band {self.band[0]:.{digits}f}-"
+                 f"{self.band[1]:.{digits}f} (width {self.width:.{digits}f})"]
+        for s in self.shapes:
+            a = s.summary
+            lines.append(f"  L = {s.n_layer:>2}  d = {s.d_model:>3}  d/L = "
+                         f"{s.aspect_ratio:6.1f}  mean {a.mean:.{digits}f}  min-max "
+                         f"{a.low:.{digits}f}-{a.high:.{digits}f}  gap {s.gap:+.{digits}f}  "
+                         f"{'basin' if s.inside else 'outside'}")
+        return "\n".join(lines)
+
+
+def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
+                broad: int = BROAD_SHAPES) -> Basin:
+    """Apply ``basin_rule`` to one budget. ``shapes`` is a sequence of ``(label, n_layer,
+    d_model, losses)`` with ``losses`` one final loss per seed (at least ``MIN_SEEDS``,
+    finite); the seeds are summarised by ``verdicts.compare``."""
+    check_int("budget", budget)
+    check_number("floor", floor, low=0.0)
+    check_int("broad", broad)
+    shapes = sorted(shapes, key=lambda s: s[1])
+    if len(shapes) < 2:
+        raise ValueError(f"budget {budget}: a basin needs at least 2 shapes, got {len(shapes)}")
+    if len({s[1] for s in shapes}) != len(shapes):
+        raise ValueError(f"budget {budget}: one shape per depth, got depths "
+                         f"{[s[1] for s in shapes]}")
+    summaries = compare({label: list(losses) for label, _, _, losses in shapes},
+                        metric="validation loss").arms
+    best = min(a.mean for a in summaries)
+    width = max(floor * best, max(a.spread for a in summaries))
+    out = tuple(BasinShape(label, n_layer, d_model, a, a.mean - best, a.mean - best <= width)
+                for (label, n_layer, d_model, _), a in zip(shapes, summaries))
+    return Basin(budget, out, floor, width, broad)
+
+
+def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, Basin]:
+    """``{budget: Basin}`` of a record whose arms carry ``info`` budget, n_layer and d_model
+    (such as ``budget_basin``), from each seed's final ``metric``."""
+    finals = record.final(metric)
+    by_budget: dict[int, list] = {}
+    for name in record.arms:
+        info = record.arm(name)["info"]
+        by_budget.setdefault(info["budget"], []).append(
+            (name, info["n_layer"], info["d_model"], finals[name]))
+    return {P: judge_basin(P, shapes, **rule) for P, shapes in sorted(by_budget.items())}
+
+
+def basin_claim_word(basins) -> str:
+    """The claims page's word for C14 (``basin_rule``): reproduced when every budget shows
+    the claim's shape, with caveats when some do, not reproduced at this scale otherwise."""
+    basins = list(basins.values()) if isinstance(basins, dict) else list(basins)
+    if not basins:
+        raise ValueError("basins must hold at least one budget's Basin")
+    shown = sum(b.claim_shape for b in basins)
+    if shown == len(basins):
+        return REPRODUCED
+    return WITH_CAVEATS if shown else NOT_REPRODUCED
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,110 @@
+"""The basin rule of chapter 6 (claim C14): depthnotes.budget.judge_basin and friends."""
+
+import random
+
+import pytest
+
+from depthnotes.budget import (BASIN_FLOOR, basin_claim_word, basin_rule, basins_from_record,
+                               judge_basin)
+from depthnotes.records import Record
+from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, compare
+
+
+def shapes(means, spread=0.01, depths=(1, 2, 4, 8, 16)):
+    """(label, L, d, three seeds' losses) per depth: mean m, min-max range ``spread``."""
+    return [(f"L={L}", L, 64 // L or 1, [m - spread / 2, m, m + spread / 2])
+            for L, m in zip(depths, means)]
+
+
+KAPLAN = shapes([1.70, 1.52, 1.50, 1.51, 1.66])        # bad ends, flat middle
+LAPTOP = shapes([1.475, 1.46, 1.53, 1.61, 1.73])        # the calibration: shallow end fine
+
+
+def test_both_ends_worse_and_a_broad_middle_is_the_claims_shape():
+    b = judge_basin(200_000, KAPLAN)
+    assert b.width == pytest.approx(BASIN_FLOOR * 1.50)    # ranges (0.01) below the floor
+    assert [s.n_layer for s in b.inside] == [2, 4, 8] and b.best.n_layer == 4
+    assert b.shallow_worse and b.deep_worse and b.broad and b.claim_shape
+    assert basin_claim_word({200_000: b}) == REPRODUCED
+    assert b.band == pytest.approx((1.50, 1.53)) and b.aspect_span == (1.0, 16.0)   # d = 32, 16, 8
+
+
+def test_the_calibration_shape_is_not_the_claim():
+    b = judge_basin(200_000, LAPTOP)
+    assert not b.shallow_worse and b.deep_worse and not b.claim_shape
+    assert [s.n_layer for s in b.inside] == [1, 2]
+    assert basin_claim_word([b]) == NOT_REPRODUCED
+    assert "shallow end (L = 1) in the basin" in b.ends() and "deep end (L = 16) worse" in b.ends()
+    assert basin_claim_word([b, judge_basin(50_000, KAPLAN)]) == WITH_CAVEATS
+
+
+def test_the_band_widens_to_the_largest_seed_range():
+    noisy = shapes([1.70, 1.52, 1.50, 1.51, 1.66], spread=0.01)
+    noisy[3] = ("L=8", 8, 8, [1.45, 1.51, 1.57])      # range 0.12, mean 1.51
+    b = judge_basin(1000, noisy)
+    assert b.width == pytest.approx(0.12)
+    assert b.shallow_worse and b.deep_worse          # 0.20 and 0.16 above: still outside
+    noisier = noisy[:-1] + [("L=16", 16, 4, [1.55, 1.61, 1.67])]   # gap 0.11 < 0.12
+    assert not judge_basin(1000, noisier).deep_worse
+
+
+def test_a_gap_equal_to_the_band_is_inside():
+    # binary fractions, so the gap equals the band exactly
+    b = judge_basin(1000, shapes([1.0, 1.03125, 1.5], spread=0.0, depths=(1, 2, 4)),
+                    floor=0.03125)
+    assert b.width == 0.03125 and b.shapes[1].gap == 0.03125
+    assert [s.inside for s in b.shapes] == [True, True, False]
+
+
+def test_an_end_outside_the_band_is_a_clear_difference_by_compare():
+    """One rule: an end judged worse is always a clear difference by verdicts.compare."""
+    rng = random.Random(0)
+    for _ in range(200):
+        data = [(f"L={L}", L, 8, [rng.uniform(1.4, 1.8) for _ in range(3)])
+                for L in (1, 2, 4, 8)]
+        b = judge_basin(1000, data)
+        cmp = compare({s[0]: s[3] for s in data})
+        for end in (b.shallow, b.deep):
+            if not end.inside:
+                assert cmp.between(end.label, b.best.label).clear
+
+
+def test_shapes_are_ordered_by_depth_whatever_the_input_order():
+    b = judge_basin(1000, list(reversed(KAPLAN)))
+    assert [s.n_layer for s in b.shapes] == [1, 2, 4, 8, 16]
+    assert b.shallow.n_layer == 1 and b.deep.n_layer == 16
+
+
+@pytest.mark.parametrize("data, match", [
+    (shapes([1.5, 1.6])[:1], "at least 2 shapes"),
+    ([("a", 1, 8, [1.0, 1.1]), ("b", 2, 8, [1.0, 1.1])], "at least 3 seeds"),
+    ([("a", 1, 8, [1.0, 1.1, float("nan")]), ("b", 2, 8, [1.0, 1.1, 1.2])], "not a finite"),
+    ([("a", 2, 8, [1.0, 1.1, 1.2]), ("b", 2, 8, [1.0, 1.1, 1.2])], "one shape per depth"),
+])
+def test_bad_input_is_refused_with_a_clear_error(data, match):
+    with pytest.raises(ValueError, match=match):
+        judge_basin(1000, data)
+
+
+def test_rule_sentence_states_the_numbers_it_uses():
+    text = basin_rule(floor=0.03, broad=4)
+    assert "3%" in text and "at least 4 shapes" in text and "3 seeds" in text
+
+
+def test_basins_from_a_record_group_arms_by_budget():
+    arms, runs = [], []
+    for P, means in ((50_000, [1.70, 1.52, 1.50, 1.51, 1.66]),
+                     (200_000, [1.475, 1.46, 1.53, 1.61, 1.73])):
+        for (label, L, d, losses) in shapes(means):
+            name = f"P={P} {label}"
+            arms.append({"name": name, "model": {}, "recipe": {},
+                         "info": {"budget": P, "n_layer": L, "d_model": d}})
+            runs += [{"arm": name, "seed": s, "final": {"eval_loss": v}}
+                     for s, v in enumerate(losses)]
+    rec = Record(name="x", quick=True, description="", measures="", command="",
+                 config={"arms": arms, "seeds": [0, 1, 2], "data": {}}, runs=runs,
+                 provenance={})
+    basins = basins_from_record(rec)
+    assert list(basins) == [50_000, 200_000]
+    assert basins[50_000].claim_shape and not basins[200_000].claim_shape
+    assert basin_claim_word(basins) == WITH_CAVEATS
