@@ -304,3 +304,27 @@ PUBLISHED_SHAPES: tuple[PublishedShape, ...] = (
     PublishedShape("Chinchilla", "70B", 80, 8192, "hoffmann2022training"),
     PublishedShape("Gopher", "280B", 80, 16384, "hoffmann2022training"),
 )
+
+
+def kaplan_contrast(basins: dict) -> str:
+    """Where the basins differ from Kaplan et al. (2020), whose 1-2-layer models fall off the
+    trend (a worse shallow end) and whose extreme aspect ratios do too (a worse deep end), as
+    one sentence for the verdict line."""
+    if not basins:
+        raise ValueError("basins must hold at least one budget's Basin")
+
+    def budgets(ps):
+        return " and ".join(f"{P:,}" for P in ps)
+
+    shallow_in = [P for P, b in basins.items() if not b.shallow_worse]
+    deep_in = [P for P, b in basins.items() if not b.deep_worse]
+    if shallow_in:
+        shallow = (f"unlike Kaplan et al.'s 1-2-layer models, the shallowest shape is in the "
+                   f"basin at P = {budgets(shallow_in)}")
+    else:
+        shallow = "as in Kaplan et al., the shallowest shape is worse at every budget"
+    if deep_in:
+        deep = f"the deepest shape is in the basin at P = {budgets(deep_in)}"
+    else:
+        deep = "the deepest, thinnest shape is worse at every budget"
+    return f"{shallow}; {deep}"

@@ -108,3 +108,15 @@ def test_basins_from_a_record_group_arms_by_budget():
     assert list(basins) == [50_000, 200_000]
     assert basins[50_000].claim_shape and not basins[200_000].claim_shape
     assert basin_claim_word(basins) == WITH_CAVEATS
+
+
+def test_kaplan_contrast_names_the_budgets_where_an_end_is_not_worse():
+    from depthnotes.budget import kaplan_contrast
+
+    both = {50_000: judge_basin(50_000, KAPLAN), 200_000: judge_basin(200_000, LAPTOP)}
+    text = kaplan_contrast(both)
+    assert "shallowest shape is in the basin at P = 200,000" in text
+    assert "deepest, thinnest shape is worse at every budget" in text
+    assert kaplan_contrast({1: judge_basin(1, KAPLAN)}).startswith("as in Kaplan et al.")
+    with pytest.raises(ValueError, match="at least one"):
+        kaplan_contrast({})
