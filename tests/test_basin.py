@@ -120,3 +120,27 @@ def test_kaplan_contrast_names_the_budgets_where_an_end_is_not_worse():
     assert kaplan_contrast({1: judge_basin(1, KAPLAN)}).startswith("as in Kaplan et al.")
     with pytest.raises(ValueError, match="at least one"):
         kaplan_contrast({})
+
+
+def test_budget_basin_can_judge_a_basin():
+    """The record's design meets the bar it is for: >= 2 budgets, L from 1 to >= 12 at each,
+    >= 3 seeds, the same characters for every shape, lr by the stated 1/d rule, and the
+    epochs its description states are the ones its recipe gives."""
+    from depthnotes.budget import lr_for_width
+    from depthnotes.data import load_corpus
+    from depthnotes.experiments import epochs, get_experiment
+
+    exp = get_experiment("budget_basin")
+    budgets = {a.info["budget"] for a in exp.arms}
+    assert len(budgets) >= 2 and len(exp.seeds) >= 3
+    for P in budgets:
+        depths = sorted(a.info["n_layer"] for a in exp.arms if a.info["budget"] == P)
+        assert depths[0] == 1 and depths[-1] >= 12
+    assert len({(a.recipe.steps, a.recipe.batch_size, a.recipe.context) for a in exp.arms}) == 1
+    for a in exp.arms:
+        assert a.recipe.lr == lr_for_width(a.info["lr_ref"], a.model.d_model, a.info["d_ref"],
+                                           a.info["lr_rule"])
+        assert abs(a.info["non_embedding"] - a.info["budget"]) <= 0.05 * a.info["budget"]
+    r = exp.arms[0].recipe
+    n = epochs(r.steps, r.batch_size, r.context, int(load_corpus().train.numel()))
+    assert f"{n:.1f} epochs" in exp.description
