@@ -17,7 +17,10 @@ Each is per token (over d_model), then averaged over batch and time. None change
 A measure means little without a reference: ``judge_redundancy`` compares the trained model's
 update cosines with the same measure on untrained models of the same shape (GPT-2's init
 already makes every block's update small, so "small" alone is not learned), and counts the
-top blocks that can go (``removable_count``). Its rule is stated by ``redundancy_rule``.
+top blocks that can go (``removable_count``). Its rule is stated by ``redundancy_rule``. The
+measures of fewer than ``verdicts.MIN_SEEDS`` trained models are an illustration, not a verdict:
+``judge_redundancy`` is told how many trained models they come from and says ``inconclusive``
+below that (EXPERIMENTS.md §2).
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .checks import check_number, eval_mode
+from .checks import check_int, check_number, eval_mode
 from .probes import check_probe_input, residual_stream
-from .verdicts import NOT_REPRODUCED, WITH_CAVEATS
+from .verdicts import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
 
 #: Removing blocks "costs little" when the loss stays within this fraction of the full loss.
 REMOVABLE_REL = 0.05
@@ -88,8 +91,9 @@ def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> 
             f"model's by more than the untrained models' min-max range. Many blocks can go "
             f"when the last n blocks can be removed with the loss within {rel:.0%} of the "
             f"full loss for at least {many:.0%} of the blocks. Both must hold for the claim "
-            f"(then: reproduced with caveats, as it rests on one trained model); otherwise "
-            f"not reproduced at this scale.")
+            f"(then: reproduced with caveats); otherwise not reproduced at this scale. A "
+            f"verdict needs the measures of at least {MIN_SEEDS} trained models (seeds); from "
+            f"fewer the word is inconclusive, whatever the measures show.")
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ class RedundancyCheck:
     untrained_cos: tuple[float, ...]   # the same mean, one per untrained model
     removable: int                     # removable_count of the trained model
     n_layer: int
+    models: int                        # how many trained models the measures come from
 
     @property
     def untrained_range(self) -> float:
@@ -116,6 +121,9 @@ class RedundancyCheck:
 
     @property
     def word(self) -> str:
+        """``inconclusive`` below ``MIN_SEEDS`` trained models, else the claim's word."""
+        if self.models < MIN_SEEDS:
+            return INCONCLUSIVE
         return WITH_CAVEATS if self.aligned and self.many else NOT_REPRODUCED
 
 
@@ -128,10 +136,14 @@ def later_mean_cosine(cosines) -> float:
     return float(cosines[1:].mean())
 
 
-def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> RedundancyCheck:
+def judge_redundancy(trained_cosines, untrained_cosines, drop_losses, *,
+                     models: int) -> RedundancyCheck:
     """Apply ``redundancy_rule``: ``trained_cosines`` is ``update_cosines`` of the trained
     model, ``untrained_cosines`` one such array per untrained model of the same shape (at
-    least 2), ``drop_losses`` the trained model's ``drop_last_losses``."""
+    least 2), ``drop_losses`` the trained model's ``drop_last_losses``; ``models`` is how many
+    trained models (seeds) these measures come from (fewer than ``MIN_SEEDS``: inconclusive).
+    """
+    check_int("models", models)
     if len(untrained_cosines) < 2:
         raise ValueError("untrained_cosines needs at least 2 untrained models (a range)")
     drop_losses = np.asarray(drop_losses, dtype=float)
@@ -140,4 +152,4 @@ def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> Redunda
                          f"{drop_losses.size} drop losses (expect L - 1 and L)")
     return RedundancyCheck(later_mean_cosine(trained_cosines),
                            tuple(later_mean_cosine(c) for c in untrained_cosines),
-                           removable_count(drop_losses), int(drop_losses.size))
+                           removable_count(drop_losses), int(drop_losses.size), models)
