@@ -7,7 +7,10 @@
 * ``judge_basin`` applies the basin rule (``basin_rule`` states it) to per-seed losses of
   one budget's shapes; ``basins_from_record`` does it for every budget of a record such as
   ``budget_basin``; ``basin_claim_word`` turns the basins into the claims page's word.
-* ``PUBLISHED_SHAPES`` lists real models' (L, d) as their papers give them, for the C15 table.
+* ``end_gap_trend`` follows the gap between a budget's deepest and shallowest shape over the
+  record's evaluations (is it closing with more tokens?), by the rule ``gap_trend_rule`` states.
+* ``PUBLISHED_SHAPES`` lists real models' (L, d) as their papers give them, for the C15 table;
+  ``aspect_claim_word`` judges C15 on them by the rule ``aspect_rule`` states.
 
 The training recipe is a ``train.TrainConfig``; the learning rate may follow the width
 (``lr_rule="1/d"``: lr = lr_ref * d_ref / d), because Adam's best step size shrinks as a
@@ -18,6 +21,7 @@ suit. Both rules are available so a reader can compare them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from statistics import median
 
 from .checks import check_choice, check_int, check_number
 from .config import PRESETS, ModelConfig, aspect_ratio
@@ -205,10 +209,14 @@ class Basin:
 
 
 def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
-                broad: int = BROAD_SHAPES) -> Basin:
+                broad: int = BROAD_SHAPES, seed_range: bool = True) -> Basin:
     """Apply ``basin_rule`` to one budget. ``shapes`` is a sequence of ``(label, n_layer,
     d_model, losses)`` with ``losses`` one final loss per seed (at least ``MIN_SEEDS``,
-    finite); the seeds are summarised by ``verdicts.compare``."""
+    finite); the seeds are summarised by ``verdicts.compare``.
+
+    ``seed_range=False`` is a what-if, not the rule: the band is the floor alone, so a chapter
+    can show how much the seed range decides (an end outside that band need not be clearly
+    apart from the best)."""
     check_int("budget", budget)
     check_number("floor", floor, low=0.0)
     check_int("broad", broad)
@@ -221,7 +229,7 @@ def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
     summaries = compare({label: list(losses) for label, _, _, losses in shapes},
                         metric="validation loss").arms
     best = min(a.mean for a in summaries)
-    width = max(floor * best, max(a.spread for a in summaries))
+    width = max(floor * best, max(a.spread for a in summaries) if seed_range else 0.0)
     out = tuple(BasinShape(label, n_layer, d_model, a, a.mean - best, a.mean - best <= width)
                 for (label, n_layer, d_model, _), a in zip(shapes, summaries))
     return Basin(budget, out, floor, width, broad)
@@ -249,6 +257,70 @@ def basin_claim_word(basins) -> str:
     if shown == len(basins):
         return REPRODUCED
     return WITH_CAVEATS if shown else NOT_REPRODUCED
+
+
+# -- the ends over training (C14: does the regime change with more tokens?) -------------------
+#: The words of ``gap_trend``.
+CLOSING, WIDENING, STEADY = "closing", "widening", "no clear change"
+
+
+def gap_trend_rule() -> str:
+    """The rule ``end_gap_trend`` applies, as a sentence for the page."""
+    return ("For each budget: the gap is the deepest shape's mean validation loss (over seeds) "
+            "minus the shallowest shape's, at each evaluation step. The gap is closing when "
+            "its value at the last evaluation is below its value at the middle evaluation by "
+            "more than the larger of the two shapes' min-max seed ranges of the final loss, "
+            "widening when it is above by more than that, and shows no clear change "
+            "otherwise.")
+
+
+@dataclass(frozen=True)
+class GapTrend:
+    """The deepest-minus-shallowest gap of one budget at each evaluation, and its trend."""
+
+    budget: int
+    steps: tuple[int, ...]
+    gaps: tuple[float, ...]   # mean(deepest) - mean(shallowest) at each step
+    margin: float             # the larger min-max seed range of the two ends' final losses
+    word: str                 # CLOSING, WIDENING or STEADY
+
+    @property
+    def middle(self) -> int:
+        """Index of the middle evaluation (the later of two for an even count)."""
+        return len(self.gaps) // 2
+
+    @property
+    def change(self) -> float:
+        """Gap at the last evaluation minus the gap at the middle one."""
+        return self.gaps[-1] - self.gaps[self.middle]
+
+
+def gap_trend(change: float, margin: float) -> str:
+    """``gap_trend_rule``'s word for a gap that moved by ``change`` (last - middle)."""
+    check_number("margin", margin, low=0.0)
+    if -change > margin:
+        return CLOSING
+    return WIDENING if change > margin else STEADY
+
+
+def end_gap_trend(record, basin: Basin, metric: str = "eval_loss") -> GapTrend:
+    """The gap between ``basin``'s deepest and shallowest shape in ``record`` at each
+    evaluation of ``metric`` (mean over seeds), and its trend by ``gap_trend_rule``."""
+    curves = {}
+    for end in (basin.shallow, basin.deep):
+        steps, values = record.curves(end.label, metric)
+        if any(s != steps[0] for s in steps) or len(steps[0]) < 3:
+            raise ValueError(f"{end.label}: the seeds' {metric} curves need the same "
+                             f"evaluation steps, at least 3 of them")
+        curves[end.label] = (tuple(steps[0]), [sum(v) / len(v) for v in zip(*values)])
+    (s_steps, shallow), (d_steps, deep) = curves[basin.shallow.label], curves[basin.deep.label]
+    if s_steps != d_steps:
+        raise ValueError(f"{basin.shallow.label} and {basin.deep.label} were evaluated at "
+                         f"different steps")
+    gaps = tuple(d - s for d, s in zip(deep, shallow))
+    margin = max(basin.shallow.summary.spread, basin.deep.summary.spread)
+    change = gaps[-1] - gaps[len(gaps) // 2]
+    return GapTrend(basin.budget, s_steps, gaps, margin, gap_trend(change, margin))
 
 
 @dataclass(frozen=True)
@@ -307,9 +379,9 @@ PUBLISHED_SHAPES: tuple[PublishedShape, ...] = (
 
 
 def kaplan_contrast(basins: dict) -> str:
-    """Where the basins differ from Kaplan et al. (2020), whose 1-2-layer models fall off the
-    trend (a worse shallow end) and whose extreme aspect ratios do too (a worse deep end), as
-    one sentence for the verdict line."""
+    """Where the basins differ from Kaplan et al. (2020), whose models with fewer than two
+    layers fall off the trend (a worse shallow end) and whose extreme aspect ratios do too (a
+    worse deep end), as one sentence for the verdict line."""
     if not basins:
         raise ValueError("basins must hold at least one budget's Basin")
 
@@ -319,8 +391,8 @@ def kaplan_contrast(basins: dict) -> str:
     shallow_in = [P for P, b in basins.items() if not b.shallow_worse]
     deep_in = [P for P, b in basins.items() if not b.deep_worse]
     if shallow_in:
-        shallow = (f"unlike Kaplan et al.'s 1-2-layer models, the shallowest shape is in the "
-                   f"basin at P = {budgets(shallow_in)}")
+        shallow = (f"unlike Kaplan et al.'s one-layer models (off their trend), the "
+                   f"shallowest shape is in the basin at P = {budgets(shallow_in)}")
     else:
         shallow = "as in Kaplan et al., the shallowest shape is worse at every budget"
     if deep_in:
@@ -328,3 +400,50 @@ def kaplan_contrast(basins: dict) -> str:
     else:
         deep = "the deepest, thinnest shape is worse at every budget"
     return f"{shallow}; {deep}"
+
+
+# -- the rule for C15 ------------------------------------------------------------------------
+#: "Around 100": the median d/L of the published shapes lies within a factor ASPECT_FACTOR of
+#: ASPECT_CENTRE. "Larger models drift higher": the median d/L of the shapes at or above
+#: DRIFT_SPLIT non-embedding parameters (12 L d^2) exceeds the median of those below.
+ASPECT_CENTRE, ASPECT_FACTOR, DRIFT_SPLIT = 100, 2, 1_000_000_000
+
+
+def aspect_rule(centre: float = ASPECT_CENTRE, factor: float = ASPECT_FACTOR,
+                split: float = DRIFT_SPLIT) -> str:
+    """The rule ``aspect_claim_word`` applies, as the sentence a chapter prints above it."""
+    return (f"C15 holds in two parts. Around {centre:g}: the median d/L of the published "
+            f"shapes lies within a factor {factor:g} of {centre:g} (from {centre / factor:g} "
+            f"to {centre * factor:g}). Larger models drift higher: the median d/L of the "
+            f"shapes with at least {split:,.0f} non-embedding parameters (12·L·d²) exceeds "
+            f"the median of those below. Reproduced when both hold and no family runs the "
+            f"other way (its largest model at a lower d/L than its smallest); reproduced with "
+            f"caveats when both hold but a family does; not reproduced otherwise.")
+
+
+def families_against_drift(shapes=PUBLISHED_SHAPES) -> list[str]:
+    """Families of two or more shapes whose largest (12 L d^2) has a lower d/L than their
+    smallest: the families that ran against the drift to higher d/L."""
+    out = []
+    for fam in dict.fromkeys(s.family for s in shapes):
+        pts = sorted((s for s in shapes if s.family == fam),
+                     key=lambda s: s.approx_non_embedding)
+        if len(pts) >= 2 and pts[-1].aspect_ratio < pts[0].aspect_ratio:
+            out.append(fam)
+    return out
+
+
+def aspect_claim_word(shapes=PUBLISHED_SHAPES, *, centre: float = ASPECT_CENTRE,
+                      factor: float = ASPECT_FACTOR, split: float = DRIFT_SPLIT) -> str:
+    """The claims page's word for C15 on ``shapes`` (``aspect_rule`` states the rule)."""
+    check_number("centre", centre, low=0.0, low_open=True)
+    check_number("factor", factor, low=1.0)
+    small = [s.aspect_ratio for s in shapes if s.approx_non_embedding < split]
+    large = [s.aspect_ratio for s in shapes if s.approx_non_embedding >= split]
+    if not small or not large:
+        raise ValueError(f"shapes need models on both sides of split={split:g} parameters, "
+                         f"got {len(small)} below and {len(large)} above")
+    around = centre / factor <= median(small + large) <= centre * factor
+    if not (around and median(large) > median(small)):
+        return NOT_REPRODUCED
+    return WITH_CAVEATS if families_against_drift(shapes) else REPRODUCED

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from depthnotes.budget import (BASIN_FLOOR, basin_claim_word, basin_rule, basins_from_record,
-                               judge_basin)
+from depthnotes.budget import (BASIN_FLOOR, CLOSING, STEADY, WIDENING, basin_claim_word,
+                               basin_rule, basins_from_record, judge_basin)
 from depthnotes.records import Record
 from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, compare
 
@@ -116,6 +116,7 @@ def test_kaplan_contrast_names_the_budgets_where_an_end_is_not_worse():
     both = {50_000: judge_basin(50_000, KAPLAN), 200_000: judge_basin(200_000, LAPTOP)}
     text = kaplan_contrast(both)
     assert "shallowest shape is in the basin at P = 200,000" in text
+    assert "Kaplan et al.'s one-layer models" in text     # theirs: fewer than two layers
     assert "deepest, thinnest shape is worse at every budget" in text
     assert kaplan_contrast({1: judge_basin(1, KAPLAN)}).startswith("as in Kaplan et al.")
     with pytest.raises(ValueError, match="at least one"):
@@ -144,3 +145,55 @@ def test_budget_basin_can_judge_a_basin():
     r = exp.arms[0].recipe
     n = epochs(r.steps, r.batch_size, r.context, int(load_corpus().train.numel()))
     assert f"{n:.1f} epochs" in exp.description
+
+
+def test_the_floor_alone_is_a_what_if_with_the_same_judge():
+    noisy = shapes([1.70, 1.52, 1.50, 1.51, 1.66], spread=0.01)
+    noisy[3] = ("L=8", 8, 8, [1.45, 1.51, 1.57])      # range 0.12 sets the band
+    assert judge_basin(1000, noisy).width == pytest.approx(0.12)
+    alone = judge_basin(1000, noisy, seed_range=False)
+    assert alone.width == pytest.approx(BASIN_FLOOR * 1.50)
+    assert [s.n_layer for s in alone.inside] == [2, 4, 8]
+
+
+def _record(curves_by_arm, finals_by_arm):
+    """A Record with arms (name, L) and per-seed eval curves at steps 1..n."""
+    arms, runs = [], []
+    for (name, L), per_seed in curves_by_arm.items():
+        arms.append({"name": name, "model": {}, "recipe": {},
+                     "info": {"budget": 1000, "n_layer": L, "d_model": 8}})
+        runs += [{"arm": name, "seed": s, "final": {"eval_loss": finals_by_arm[name][s]},
+                  "curves": {"eval_steps": list(range(1, len(c) + 1)), "eval_loss": c}}
+                 for s, c in enumerate(per_seed)]
+    return Record(name="x", quick=True, description="", measures="", command="",
+                  config={"arms": arms, "seeds": [0, 1, 2], "data": {}}, runs=runs,
+                  provenance={})
+
+
+@pytest.mark.parametrize("deep_curve, word", [
+    ([2.5, 2.3, 2.2, 2.1, 2.0], CLOSING),       # gap 0.5, 0.3, 0.2, 0.1, 0.0: -0.2 < -0.06
+    ([2.1, 2.1, 2.2, 2.3, 2.4], WIDENING),      # gap 0.1 .. 0.4: +0.2 > 0.06
+    ([2.5, 2.3, 2.2, 2.2, 2.18], STEADY),       # -0.02, inside the seed range 0.06
+])
+def test_end_gap_trend_compares_the_last_gap_with_the_middle_one(deep_curve, word):
+    from depthnotes.budget import end_gap_trend
+
+    flat = [2.0] * 5
+    shallow = [[v - 0.03 for v in flat], flat, [v + 0.03 for v in flat]]   # range 0.06
+    deep = [[v - 0.01 for v in deep_curve], deep_curve, [v + 0.01 for v in deep_curve]]
+    rec = _record({("shallow", 1): shallow, ("deep", 4): deep},
+                  {"shallow": [c[-1] for c in shallow], "deep": [c[-1] for c in deep]})
+    b = basins_from_record(rec)[1000]
+    t = end_gap_trend(rec, b)
+    assert t.steps == (1, 2, 3, 4, 5) and t.middle == 2
+    assert t.gaps == pytest.approx([d - 2.0 for d in deep_curve])
+    assert t.margin == pytest.approx(0.06) and t.word == word
+
+
+def test_gap_trend_needs_more_than_the_margin():
+    from depthnotes.budget import gap_trend
+
+    assert gap_trend(-0.0625, 0.0625) == STEADY == gap_trend(0.0625, 0.0625)   # on the margin
+    assert gap_trend(-0.07, 0.0625) == CLOSING and gap_trend(0.07, 0.0625) == WIDENING
+    with pytest.raises(ValueError, match="margin"):
+        gap_trend(0.1, -1.0)

@@ -164,7 +164,8 @@ def _cell(text: str) -> str:
 
 
 # Symbols from the fonts every system has (DejaVu, Arial): emoji are boxes where no emoji font is.
-_SYMBOL = {REPRODUCED: "(✓)", WITH_CAVEATS: "(⚠)", INCONCLUSIVE: "(?)", NOT_REPRODUCED: "(✗)"}
+_SYMBOL = {REPRODUCED: "(✓)", WITH_CAVEATS: "(⚠)", INCONCLUSIVE: "(?)",
+           NOT_REPRODUCED: "(✗)"}
 _BADGE = {**{v: f"{_SYMBOL[v][1:-1]} {v}" for v in VERDICTS}, None: "not yet checked"}
 
 
