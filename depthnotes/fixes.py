@@ -45,13 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fitting import linear_fit
-from .trainability import (DIVERGED, TRAINS, DepthOutcome, depth_outcomes,
+from .trainability import (DIVERGED, MARGIN, TRAINS, DepthOutcome, depth_outcomes,
                            stored_run_status)
 from .verdicts import (INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, Comparison,
                        claim_word, compare)
 
-#: Chapter 4's rule: a run trained when it ends this far below the unigram loss (nats/char).
-MARGIN = 0.25
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "deepnorm_depth_comparison", "prenorm_layer_use",
            "deepnorm_update_size", "deepnorm_1000_layers")

@@ -51,6 +51,9 @@ TRAINS, SLOWER, MIXED, STOPS = "trains", "slower", "mixed", "stops"
 #: A run that did not train is "stalled" only if its training loss falls by less than this
 #: over the last third of its steps (nats per 100 steps, least-squares slope); else "slow".
 FLAT_SLOPE = 0.05
+#: A run *trained* when its final validation loss ends at least this far below the unigram
+#: loss (nats/char): chapter 4's rule, which chapter 5 applies too.
+MARGIN = 0.25
 #: "A few dozen layers": a failure depth below this makes the verdict a caveat.
 FEW_DOZEN = 24
 
