@@ -33,8 +33,10 @@ counts as did not train. The split is only shown, in ``run_word``.
   is clearly smaller than post-norm's at every depth; a caveat when that holds at some depths
   only, or when DeepNorm's exponent (the first update against depth fitted on log-log axes
   per seed, ``update_exponents``) is above zero for every seed: its update still grows with L.
-  The exponents alone are not the test: an update that is already at its ceiling (the length
-  of a LayerNorm's output) at every depth has an exponent near zero too.
+  The exponents alone are not the test: each token's output leaves a LayerNorm with length
+  about sqrt(d), so an update (the distance between two such vectors) is at most 2 sqrt(d)
+  and sits near sqrt(2 d) once the output is as far as an unrelated vector; an update near
+  that size at every depth has an exponent near zero too.
 """
 
 from __future__ import annotations
@@ -44,11 +46,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_choice
 from .fitting import linear_fit
 from .trainability import (DIVERGED, MARGIN, TRAINS, DepthOutcome, depth_outcomes,
                            stored_run_status)
-from .verdicts import (INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, Comparison,
-                       claim_word, compare)
+from .verdicts import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS,
+                       Comparison, claim_word, compare)
 
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "deepnorm_depth_comparison", "prenorm_layer_use",
@@ -352,10 +355,10 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 def weakest(words) -> str:
-    """The weakest of several claims-page words (not reproduced < with caveats <
-    reproduced): the word for a claim that needs every one of its parts."""
-    order = (NOT_REPRODUCED, WITH_CAVEATS, REPRODUCED)
-    return min(words, key=order.index)
+    """The weakest of several claims-page words, in ``verdicts.CLAIM_WORDS``' order (the
+    package's one ranking of them): the word for a claim that needs every one of its parts."""
+    words = [check_choice("word", w, CLAIM_WORDS) for w in words]
+    return max(words, key=CLAIM_WORDS.index)
 
 
 __all__ = ["MARGIN", "INCONCLUSIVE", "RECORDS", "REPRODUCED", "WITH_CAVEATS",

@@ -200,6 +200,12 @@ def test_weakest():
     assert weakest([REPRODUCED, WITH_CAVEATS]) == WITH_CAVEATS
     assert weakest([REPRODUCED, NOT_REPRODUCED, WITH_CAVEATS]) == NOT_REPRODUCED
     assert weakest([REPRODUCED]) == REPRODUCED
+    # every word of verdicts.CLAIM_WORDS is ranked, "inconclusive" included
+    assert weakest([REPRODUCED, INCONCLUSIVE]) == INCONCLUSIVE
+    assert weakest([WITH_CAVEATS, INCONCLUSIVE]) == INCONCLUSIVE
+    assert weakest([INCONCLUSIVE, NOT_REPRODUCED]) == NOT_REPRODUCED
+    with pytest.raises(ValueError, match="word must be one of"):
+        weakest(["reproduced", "maybe"])
 
 
 def test_update_sizes_missing_step_is_nan():
