@@ -447,8 +447,9 @@ def looped_khop(quick: bool = False) -> Experiment:
         measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
 
 
-#: The learning-rate grid of ``depth_lr_transfer``: four rates about x3 apart.
-TRANSFER_LRS = (1e-3, 3e-3, 1e-2, 3e-2)
+#: The learning-rate grid of ``depth_lr_transfer``: six rates x2 apart, so that "one grid
+#: step" is a factor of 2 (placed by a single-seed calibration; see the description).
+TRANSFER_LRS = (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2)
 
 
 @_register
@@ -457,10 +458,10 @@ def depth_lr_transfer(quick: bool = False) -> Experiment:
     from .depth_scaling import small_config
 
     depths = (1, 2) if quick else (4, 16)
-    lrs = TRANSFER_LRS[1:3] if quick else TRANSFER_LRS
-    recipe = TrainConfig(steps=3 if quick else 400, batch_size=4 if quick else 16,
+    lrs = TRANSFER_LRS[2:4] if quick else TRANSFER_LRS
+    recipe = TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=lrs[0], warmup_steps=40,
-                         eval_every=0 if quick else 100, eval_batches=1 if quick else 16)
+                         eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
     vocab = load_corpus().vocab_size
     arms = tuple(
         Arm(f"{label} L={L} lr={lr:g}",
@@ -474,17 +475,18 @@ def depth_lr_transfer(quick: bool = False) -> Experiment:
             "4 heads, init N(0, 0.02^2) (no depth-scaled init), at L = 4 and 16, under three "
             "branch rules that differ only in the multiplier on each residual branch: the "
             "standard parameterisation (1), Depth-muP / Bordelon et al.'s 1/sqrt(L) and "
-            "CompleteP's 1/L. Each on a grid of four peak rates about x3 apart (1e-3, 3e-3, "
-            "1e-2, 3e-2; one global AdamW rate, not the papers' per-layer Adam rules), 3 "
-            "seeds, the same short token budget for every run: 400 steps of 16 x 64 "
-            "characters (about one epoch of the shipped corpus), 40 warm-up steps, cosine "
-            "decay to 0.1x, clipping at 1; validation loss every 100 steps and at the end on "
-            "16 batches of 16 x 64 held-out characters. The grid was placed after a "
-            "single-seed calibration at L = 4 (standard and 1/L, 400 steps, rates 3e-4 to "
-            "3e-2), so that the shallow optimum lies inside it. Cut to fit about 40 "
-            "CPU-minutes (timed: about 31 and 128 ms per step at L = 4 and 16 on one thread, "
-            "under load): no L = 64 (about 4x the cost of all the rest), 400 steps only."),
-        measures=("training loss per step; validation loss every 100 steps and after the "
+            "CompleteP's 1/L. Each on one grid of six peak rates x2 apart (1e-3 to 3.2e-2; "
+            "one global AdamW rate, not the papers' per-layer Adam rules), 3 seeds, the same "
+            "short token budget for every run: 250 steps of 16 x 64 characters (about 0.6 "
+            "epoch of the shipped corpus), 40 warm-up steps, cosine decay to 0.1x, clipping "
+            "at 1; validation loss after 125 steps and at the end on 16 batches of 16 x 64 "
+            "held-out characters. The grid was placed after a single-seed calibration at "
+            "L = 4 (400 steps, rates 3e-4, 1e-3, 3e-3, 1e-2, 3e-2), whose best rates were "
+            "3e-3 for the standard parameterisation and 1e-2 for 1/L: the grid holds both "
+            "with room on either side. Cut to fit about 40 CPU-minutes (timed: about 31 and "
+            "128 ms per step at L = 4 and 16 on one thread, under load): no L = 64 (about 4x "
+            "the cost of all the rest), 250 steps only."),
+        measures=("training loss per step; validation loss after 125 steps and after the "
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
