@@ -63,13 +63,33 @@ class LoopCell:
         return self.beats_once and self.matches_distinct
 
 
+def one_block_best(looped, sweep, k: int) -> str:
+    """The sweep's arm of one block applied once, at the looped arms' width, whose mean
+    ``k``-hop accuracy is the highest (the sweep runs it at three rates: each k gets its
+    best)."""
+    width = looped.arm(looped.arms[0])["info"]["d_model"]
+    ones = [a for a in sweep.arms if sweep.arm(a)["info"]["n_layer"] == 1
+            and sweep.arm(a)["info"]["d_model"] == width]
+    ref = sweep.final(f"accuracy_k{k}")
+    return max(ones, key=lambda a: sum(ref[a]) / len(ref[a]))
+
+
+def loop_series(looped, sweep, k: int) -> dict[str, dict[int, list]]:
+    """Per-seed ``k``-hop accuracy by number of block applications n, for ``"distinct
+    blocks"`` and ``"one block, looped"``; n = 1 is one block once (``one_block_best``) in
+    both."""
+    acc, ref = looped.final(f"accuracy_k{k}"), sweep.final(f"accuracy_k{k}")
+    once = ref[one_block_best(looped, sweep, k)]
+    infos = [looped.arm(a)["info"] for a in looped.arms]
+    return {"distinct blocks": {1: once} | {i["loops"]: ref[i["distinct_arm"]] for i in infos},
+            "one block, looped": {1: once} | {i["loops"]: acc[a]
+                                              for a, i in zip(looped.arms, infos)}}
+
+
 def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
     """Every (n, k) with ``min_k`` <= k <= n (k up to the task's deepest hop) of X1, from the
     record ``looped`` (``looped_khop``) and the record ``sweep`` (``khop_depth_sweep``)."""
     max_k = sweep.config["data"]["max_hops"]
-    width = looped.arm(looped.arms[0])["info"]["d_model"]
-    ones = [a for a in sweep.arms if sweep.arm(a)["info"]["n_layer"] == 1
-            and sweep.arm(a)["info"]["d_model"] == width]
     cells = []
     for arm in looped.arms:
         info = looped.arm(arm)["info"]
@@ -77,7 +97,7 @@ def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
         for k in range(min_k, min(n, max_k) + 1):
             metric = f"accuracy_k{k}"
             acc, ref = looped.final(metric), sweep.final(metric)
-            once = max(ones, key=lambda a: sum(ref[a]) / len(ref[a]))    # its best rate
+            once = one_block_best(looped, sweep, k)
             what = f"{k}-hop accuracy"
             cells.append(LoopCell(
                 n, k, arm, distinct, once,

@@ -55,7 +55,7 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
     table = claims.render_claims_table(root)
-    assert table.count("\n| C") == len(claims.CLAIMS) == 17      # every claim has a row
+    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 20  # a row each
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
     assert "**1** reproduced, **1** reproduced with caveats" in table
     assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
@@ -87,9 +87,11 @@ def test_only_notebooks_in_the_toc_count(tmp_path):
 
 
 def test_the_books_claims_parse():
-    """Every claim C1-C17 is checked by a chapter, and every claim line follows the format."""
+    """Every claim C1-C17 and X1-X3 is checked by a chapter, and every claim line follows the
+    format."""
     found = claims.collect_claims(ROOT)
-    assert sorted(found, key=lambda c: int(c[1:])) == [f"C{i}" for i in range(1, 18)]
+    assert sorted(found, key=lambda c: (c[0], int(c[1:]))) == \
+        [f"C{i}" for i in range(1, 18)] + [f"X{i}" for i in range(1, 4)]
     assert set(found) == set(claims.CLAIMS)
     for cid, r in found.items():
         assert r.verdicts and all(v in claims.VERDICTS for v in r.verdicts), cid

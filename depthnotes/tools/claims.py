@@ -9,7 +9,8 @@ followed by a code cell containing ``# Claim C6`` and an ``assert``, whose store
 exactly one line ``Claim C6 — <verdict>: <what was measured>``; the verdict is one of
 ``VERDICTS``. :func:`collect_claims` reads those lines from the notebooks the book's table of
 contents includes; :func:`render_claims_table` writes the MyST table that ``book/claims.md``
-includes, with a row for every claim C1–C17 (``not yet checked`` where no chapter checks it yet).
+includes, with a row for every claim C1–C17 and the extension's X1–X3 (chapter 8), ``not yet
+checked`` where no chapter checks it yet.
 """
 
 from __future__ import annotations
@@ -58,13 +59,21 @@ CLAIMS: dict[str, tuple[str, str]] = {
                   "linearly with depth."),
     "C17": ("07", "At equal parameter count, a shallower and wider model generates tokens faster "
                   "on a CPU."),
+    # the extension (chapter 8): results that came after the article
+    "X1": ("08", "One block applied n times (looped, weight-shared) stands in for n distinct blocks "
+                 "on a multi-step task, with the parameters of one block and the decode latency "
+                 "of n."),
+    "X2": ("08", "Scaling each residual branch by 1/√L (Depth-µP) or 1/L (CompleteP) keeps the best "
+                 "learning rate in place as depth grows; the standard parameterisation's moves."),
+    "X3": ("08", "LayerNorm Scaling (each block's LayerNorm output × 1/√l) curbs the growth of "
+                 "pre-norm's residual variance and makes the deep layers more useful."),
 }
 
-_RESULT = re.compile(r"^Claim (C\d+) — (" + "|".join(sorted(VERDICTS, key=len, reverse=True))
+_RESULT = re.compile(r"^Claim ([CX]\d+) — (" + "|".join(sorted(VERDICTS, key=len, reverse=True))
                      + r"): (.+)$")
-_ANY_CLAIM_LINE = re.compile(r"^Claim (C\d+)\b")
-_TAG = re.compile(r"#\s*Claim (C\d+)\b")
-_LABEL = re.compile(r"^\((claim-c\d+)\)=\s*$", re.MULTILINE)
+_ANY_CLAIM_LINE = re.compile(r"^Claim ([CX]\d+)\b")
+_TAG = re.compile(r"#\s*Claim ([CX]\d+)\b")
+_LABEL = re.compile(r"^\((claim-[cx]\d+)\)=\s*$", re.MULTILINE)
 
 
 class ClaimFormatError(ValueError):
@@ -120,7 +129,7 @@ def claims_in_notebook(path: Path) -> dict[str, ClaimResult]:
                     f"in {list(VERDICTS)}")
             cid, verdict, measured = m.groups()
             if cid not in CLAIMS:
-                raise ClaimFormatError(f"{where}: unknown claim {cid} (known: C1–C17)")
+                raise ClaimFormatError(f"{where}: unknown claim {cid} (known: C1–C17, X1–X3)")
             label = f"claim-{cid.lower()}"
             if label not in all_labels:
                 raise ClaimFormatError(f"{where}: no markdown label '({label})=' for {cid}; put it "
