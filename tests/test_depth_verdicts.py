@@ -152,3 +152,32 @@ def test_a_diverged_run_has_no_useful_block():
               diverged=True)
     assert dv.deep_half_cost(rec, "plain") == [0.0, 0.1, 0.1]
     assert dv.arm_losses(rec, "plain") == [4.5, 2.0, 2.0]
+
+
+def test_loop_series_puts_one_block_once_at_n_1_in_both():
+    looped, sweep = _khop([0.9, 0.9, 0.9], [0.8, 0.8, 0.8], [0.3, 0.31, 0.32])
+    series = dv.loop_series(looped, sweep, 2)
+    assert series["distinct blocks"] == {1: [0.3, 0.31, 0.32], 2: [0.8, 0.8, 0.8]}
+    assert series["one block, looped"] == {1: [0.3, 0.31, 0.32], 2: [0.9, 0.9, 0.9]}
+
+
+def test_final_probes_measure_each_application():
+    """An arm's info["final_probes"] adds per-layer lists to a corpus run's finals (one
+    entry per application, also for a weight-shared model); unknown names are refused."""
+    from depthnotes.data import load_corpus
+    from depthnotes.depth_scaling import small_config
+    from depthnotes.experiments import FINAL_PROBES, Arm, final_probes
+    from depthnotes.model import Transformer
+    from depthnotes.train import TrainConfig
+
+    corpus = load_corpus()
+    cfg = small_config(corpus.vocab_size, context=16, n_layer=3, n_unique_blocks=1)
+    recipe = TrainConfig(steps=1, batch_size=2, context=16)
+    model = Transformer(cfg, seed=0)
+    out = final_probes(model, corpus, Arm("a", cfg, recipe,
+                                          {"final_probes": list(FINAL_PROBES)}))
+    assert len(out["layer_removal_cost"]) == 3 and len(out["residual_variance"]) == 4
+    assert all(isinstance(v, float) for v in out["layer_removal_cost"])
+    assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
+    with pytest.raises(ValueError, match="final_probes"):
+        final_probes(model, corpus, Arm("c", cfg, recipe, {"final_probes": ["cka"]}))
