@@ -113,6 +113,26 @@ def _costs_one_table(cost, given):
     return cost == c.vocab_size * c.d_model
 
 
+_OPTIONS_3_6 = ("fewer than 3", "3", "more than 3 or never")
+
+
+def _verify_3_6(needed, given):
+    from depthnotes.khop_analysis import depth_needed, family_shapes
+
+    want = depth_needed(family_shapes(given["record"], "fixed width"), 3, given["threshold"])
+    if not isinstance(needed, list) or len(needed) != len(want):
+        return f"expected a list with one depth (or None) per seed, {len(want)} entries."
+    if needed != want:
+        return "that is not what the fixed-width family's k = 3 accuracies give."
+    return None
+
+
+def _outcome_3_6(needed, given):
+    if None in needed or max(needed) > 3:
+        return "more than 3 or never"
+    return "3" if max(needed) == 3 else "fewer than 3"
+
+
 def _verify_3_5(hits, given):
     if given["n"] < 4:
         return "pick n of at least 4 symbols (with fewer, every cycle is short)."
@@ -179,20 +199,31 @@ def _same_droppable(losses, given):
 
 
 def _verify_7_5(timings, given):
+    from depthnotes.latency import cache_regime, last_level_cache
+
     if not (isinstance(timings, tuple) and len(timings) == 2):
-        return "pass the two timings as a pair: (8 blocks, 16 blocks)."
-    for t, L in zip(timings, (8, 16)):
+        return "pass the two timings as a pair: (shallower, deeper)."
+    for t in timings:
         if not _is(t, "depthnotes.latency", "LatencyResult"):
             return f"expected LatencyResults from measure_latency, got {type(t).__name__}."
-        if t.n_layer != L:
-            return f"the timings must be of 8 and 16 blocks, in that order (got {t.n_layer})."
+    if timings[0].n_layer >= timings[1].n_layer:
+        return (f"the pair must be (shallower, deeper); got depths {timings[0].n_layer} and "
+                f"{timings[1].n_layer}.")
     if timings[0].d_model != timings[1].d_model or timings[0].d_model >= 512:
         return "time two models of the same width, narrower than the chapter's 512."
+    cache = last_level_cache()
+    for t in timings:
+        where = cache_regime(t.weight_bytes, cache)
+        if where != "memory":
+            return (f"L = {t.n_layer} at d = {t.d_model} reads its weights from {where}, not "
+                    f"from memory: fit.slope is a memory-resident block's time, so compare "
+                    f"with memory-resident depths (first_memory_depth gives the smallest).")
     return None
 
 
 def _under_half_a_block(timings, given):
-    per_block = (timings[1].ms_per_token - timings[0].ms_per_token) / 8
+    shallow, deep = timings
+    per_block = (deep.ms_per_token - shallow.ms_per_token) / (deep.n_layer - shallow.n_layer)
     return bool(per_block < 0.5 * given["fit"].slope)
 
 
@@ -314,13 +345,16 @@ EXERCISES = {
                     "Do not stop after two steps: follow the pointer exactly k times."),
         )),
     "3.2": Number(
-        expected=lambda g: 1 / 9, rel=1e-9,
-        idea="A guess is right with the probability of picking the one correct symbol out of "
-             "all the symbols that can be the answer.",
+        expected=lambda g: 2 / 9, rel=1e-9,
+        idea="f^2(x) = x exactly when x's cycle has a length that divides 2; add the "
+             "probabilities of those lengths.",
         mistakes=(
-            Mistake(lambda g: 9, "An accuracy is a probability, between 0 and 1."),
-            Mistake(lambda g: 1 / 8,
-                    "Every one of the symbols can be the answer, the start point included."),
+            Mistake(lambda g: 1 / 9, "That is guessing. Answering x is right more often: on "
+                                     "which cycle lengths do two hops come back to x?"),
+            Mistake(lambda g: 1 / 9 + 1 / 8,
+                    "Each cycle length 1..n has probability 1/n, here 1/9."),
+            Mistake(lambda g: 3 / 9, "A cycle of length 3 takes three hops to come back, "
+                                     "not two."),
         )),
     "3.3": Number(
         expected=lambda g: _one_lookup_starts([1, 2, 0, 4, 3]), integer=True,
@@ -346,6 +380,13 @@ EXERCISES = {
              "hops with your chase, and record whether you landed on x, f(x) or f^-1(x).",
         read="Compare the fraction of your trials that were True with what your answer to "
              "3.4 predicts for n symbols: are they within 0.05?"),
+
+    "3.6": Experiment(
+        needs=("record", "threshold", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
+        options=_OPTIONS_3_6,
+        idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
+             "'fixed width')) with k = 3 and the chapter's threshold SOLVED (pass both records, as the chapter does).",
+        read="Classify by the largest depth needed over the seeds (None counts as never)."),
 
     # -- chapter 4 -----------------------------------------------------------------------
     "4.1": Number(
@@ -546,20 +587,22 @@ EXERCISES = {
         )),
     "7.4": Number(
         needs=("head", "fit"), rel=0.02,
-        expected=lambda g: g["head"].median / (g["head"].median + g["fit"].predict(6)),
-        idea="A token's time is the small-vocabulary line at this depth plus the big head's "
-             "own time; the fraction is the head's part of that total.",
+        expected=lambda g: g["head"].median / g["fit"].predict(6),
+        idea="The large-vocabulary line (fit_big) at this depth is a token's whole time, head "
+             "included; the fraction is the head's own time over that total.",
         mistakes=(
-            Mistake(lambda g: g["head"].median / g["fit"].predict(6),
-                    "The total time includes the head's own time."),
-            Mistake(lambda g: g["head"].median / (g["head"].median + 6 * g["fit"].slope),
-                    "Every token also pays the line's fixed part."),
+            Mistake(lambda g: g["head"].median / (g["head"].median + g["fit"].predict(6)),
+                    "fit_big's line already contains the head (it is most of its intercept): "
+                    "do not add the head's time again."),
+            Mistake(lambda g: g["head"].median / (6 * g["fit"].slope),
+                    "A token's time is the whole line at L = 6, intercept included."),
         )),
     "7.5": Experiment(
         needs=("fit", "conclusion"), verify=_verify_7_5, outcome=_under_half_a_block,
         options=(True, False),
-        idea="Time 8 and 16 blocks of a narrower width with measure_latency; the difference "
-             "divided by 8 is the time of one block at that width.",
+        idea="Time two memory-resident depths of a narrower width with measure_latency (the "
+             "smallest is first_memory_depth(config, cache)); the difference divided by the "
+             "difference in depth is the time of one block at that width.",
         read="Compare your time per block with half of fit.slope, the time per block at d = 512."),
 
     # -- chapter 8 -----------------------------------------------------------------------

@@ -14,9 +14,13 @@ suite runs, and ``python -m depthnotes record NAME --quick`` writes it elsewhere
 the real record. The real version's configuration is stored in its record; a test compares
 it with the definition here, so changing a definition without regenerating the record fails.
 
-The experiments here are the ones the chapters' long runs held before records existed (the
-1,000-layer DeepNorm comparison of chapter 5, chapter 3's 6,000-step pointer chasing, chapter
-6's budget sweep that chapter 7 reads); the chapters' own issues redefine what they hold.
+The experiments here: chapter 3's depth sweep on k-hop pointer chasing, its learning-rate
+check and its kept models (``khop_*``), and the long runs chapters 5 and 6 held before records
+existed (the 1,000-layer DeepNorm comparison; the budget sweep that chapter 7 reads); chapter
+4's post-norm failure depth; and chapter 8's extension records (``looped_khop``, built from the
+k-hop sweep's arms; ``depth_lr_transfer``; ``ln_scaling_depth``, whose arms ask for per-layer
+measurements after training through ``info["final_probes"]``, see ``final_probes``).
+Experiments that keep their trained models (``keep_models``) also store the weights.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class TaskRecipe:
     lr: float = 3e-3
     warmup: int = 40
     eval_sequences: int = 256
+    eval_every: int = 0           # > 0: accuracy curves, measured every this many steps
 
     def replace(self, **changes) -> "TaskRecipe":
         import dataclasses
@@ -81,6 +86,7 @@ class Experiment:
     arms: tuple[Arm, ...]
     seeds: tuple[int, ...]
     quick: bool = False
+    keep_models: bool = False    # also store every trained model's weights (records.py)
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -113,12 +119,16 @@ class Experiment:
     def config_dict(self) -> dict:
         """Everything the results depend on, as plain JSON values (stored in the record and
         compared with it by the staleness test)."""
-        return {"data": data_dict(self.data), "seeds": list(self.seeds),
-                "arms": [a.as_dict() for a in self.arms]}
+        out = {"data": data_dict(self.data), "seeds": list(self.seeds),
+               "arms": [a.as_dict() for a in self.arms]}
+        if self.keep_models:            # (absent when False: older records stay current)
+            out["keep_models"] = True
+        return out
 
     def jobs(self) -> list["Job"]:
         """One job per (arm, seed), arms outermost."""
-        return [Job(self.data, arm, seed) for arm in self.arms for seed in self.seeds]
+        return [Job(self.data, arm, seed, self.keep_models)
+                for arm in self.arms for seed in self.seeds]
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,7 @@ class Job:
     data: str | PointerChasing
     arm: Arm
     seed: int
+    keep_model: bool = False
 
     @property
     def label(self) -> str:
@@ -160,13 +171,15 @@ def data_dict(data) -> dict:
 # -- one job, in a worker ------------------------------------------------------------------
 def run_job(job: Job) -> dict:
     """Train ``job.arm`` with ``job.seed`` and return its curves and final metrics (plain
-    floats, unrounded). The caller (``parallel._call``) has pinned one thread and the seed."""
-    if isinstance(job.data, PointerChasing):
-        return _run_task(job)
-    return _run_corpus(job)
+    floats, unrounded), and with ``job.keep_model`` the trained weights (``"model_state"``,
+    a state dict). The caller (``parallel._call``) has pinned one thread and the seed."""
+    model, result = (_run_task if isinstance(job.data, PointerChasing) else _run_corpus)(job)
+    if job.keep_model:
+        result["model_state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return result
 
 
-def _run_corpus(job: Job) -> dict:
+def _run_corpus(job: Job) -> tuple[object, dict]:
     from .data import load_corpus
     from .model import Transformer
     from .train import train
@@ -176,28 +189,37 @@ def _run_corpus(job: Job) -> dict:
     res = train(model, corpus, job.arm.recipe.replace(seed=job.seed))
     probes = final_probes(model, corpus, job.arm)     # chapter 8: per-layer, if info asks
     every, curve = window_means(res.train_losses)
-    return {"curves": {"train_loss": curve, "train_loss_every": every,
-                       "eval_steps": list(res.eval_steps), "eval_loss": list(res.eval_losses)},
-            "final": {"eval_loss": res.final_eval_loss, "best_eval_loss": res.best_eval_loss,
-                      "train_loss": res.final_train_loss, "initial_loss": res.initial_loss,
-                      "steps_run": res.steps_run, "diverged": res.diverged,
-                      "diverged_at": res.diverged_at, "reason": res.reason, **probes},
-            "seconds": res.seconds}
+    result = {"curves": {"train_loss": curve, "train_loss_every": every,
+                         "eval_steps": list(res.eval_steps),
+                         "eval_loss": list(res.eval_losses)},
+              "final": {"eval_loss": res.final_eval_loss,
+                        "best_eval_loss": res.best_eval_loss,
+                        "train_loss": res.final_train_loss,
+                        "initial_loss": res.initial_loss,
+                        "steps_run": res.steps_run, "diverged": res.diverged,
+                        "diverged_at": res.diverged_at, "reason": res.reason,
+                        **probes},
+              "seconds": res.seconds}
+    return model, result
 
 
-def _run_task(job: Job) -> dict:
+def _run_task(job: Job) -> tuple[object, dict]:
     from .tasks import train_on_task
 
     r = job.arm.recipe
     t0 = time.perf_counter()
-    _, run = train_on_task(job.arm.model, job.data, steps=r.steps, batch_size=r.batch_size,
-                           lr=r.lr, warmup=r.warmup, seed=job.seed,
-                           eval_sequences=r.eval_sequences)
+    model, run = train_on_task(job.arm.model, job.data, steps=r.steps,
+                               batch_size=r.batch_size, lr=r.lr, warmup=r.warmup,
+                               seed=job.seed, eval_sequences=r.eval_sequences,
+                               eval_every=r.eval_every)
     every, curve = window_means(list(run.losses))
+    curves = {"train_loss": curve, "train_loss_every": every}
+    if run.curve_steps:
+        curves["accuracy_steps"] = list(run.curve_steps)
+        curves.update({f"accuracy_k{k}": list(v) for k, v in run.accuracy_curves.items()})
     final = {f"accuracy_k{k}": a for k, a in run.accuracy.items()}
     final.update(steps_run=len(run.losses), diverged=run.diverged)
-    return {"curves": {"train_loss": curve, "train_loss_every": every}, "final": final,
-            "seconds": time.perf_counter() - t0}
+    return model, {"curves": curves, "final": final, "seconds": time.perf_counter() - t0}
 
 
 def window_means(values: list[float], points: int = CURVE_POINTS) -> tuple[int, list[float]]:
@@ -264,31 +286,90 @@ def deepnorm_1000_layers(quick: bool = False) -> Experiment:
 
 
 @_register
-def pointer_chasing_6000_steps(quick: bool = False) -> Experiment:
+def khop_depth_sweep(quick: bool = False) -> Experiment:
     from .params import shapes_for_budget
 
-    task = PointerChasing(max_hops=3, n_nodes=6, n_queries=6)
-    base = ModelConfig(n_layer=1, d_model=64, n_head=1, vocab_size=task.vocab_size,
+    task = PointerChasing(max_hops=3, n_nodes=12, n_queries=12)
+    base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
                        context=task.seq_len)
-    shapes = shapes_for_budget(40_000, base, n_layers=[1, 2, 3, 4], tolerance=0.05,
-                               d_multiple=4)
-    recipe = TaskRecipe(steps=20 if quick else 6000, batch_size=64, lr=2e-3, warmup=40,
-                        eval_sequences=16 if quick else 512)
-    arms = tuple(Arm(f"L={s.n_layer}", s.config, recipe,
-                     {"n_layer": s.n_layer, "d_model": s.d_model,
-                      "non_embedding": s.non_embedding})
-                 for s in shapes)
+    width_depths = (1, 2) if quick else (1, 2, 3, 4, 5, 6)
+    budget_depths = (1, 2) if quick else (1, 2, 3, 4, 6)
+    budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
+    recipe = TaskRecipe(steps=30 if quick else 5000, batch_size=64, lr=3e-3, warmup=100,
+                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    families: dict[ModelConfig, list[str]] = {}
+    for L in width_depths:
+        families.setdefault(base.replace(n_layer=L), []).append("fixed width")
+    for s in shapes_for_budget(budget, base, n_layers=list(budget_depths), tolerance=0.1,
+                               d_multiple=4):
+        families.setdefault(s.config, []).append("fixed parameters")
+    arms = []
+    for cfg, fam in families.items():
+        lrs = (1e-3, 3e-3, 1e-2) if cfg.n_layer == 1 else (3e-3,)     # L = 1: its best lr
+        for lr in lrs:
+            arms.append(Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg,
+                            recipe.replace(lr=lr),
+                            {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
+                             "families": fam,
+                             "non_embedding": count_params_non_embedding(cfg)}))
     return Experiment(
-        name="pointer_chasing_6000_steps", quick=quick,
+        name="khop_depth_sweep", quick=quick,
         description=(
-            "Chapter 3 (C5): k-hop pointer chasing over 6 symbols (k = 1, 2, 3 mixed), one "
-            "model per depth L = 1..4 at about 40,000 non-embedding parameters "
-            "(shapes_for_budget, one head), trained 6,000 steps (four times the chapter's own "
-            "run) with train_on_task: batch 64, AdamW peak lr 2e-3, 40 warm-up steps, cosine "
-            "decay. One seed, as the earlier text record."),
-        measures=("training loss per step (window means); accuracy on 512 fresh sequences "
-                  "per k (6 queries each) after training"),
-        data=task, arms=arms, seeds=(0,))
+            "Chapter 3 (C5): k-hop pointer chasing over 12 symbols, k = 1, 2, 3 mixed in "
+            "every sequence (12 queries). Two families of pre-norm models (4 heads, GPT-2 "
+            "init): fixed width d = 64 with L = 1..6 blocks, and fixed parameters at "
+            f"{budget:,} non-embedding parameters (the L = 4, d = 64 model's count) with "
+            "L = 1, 2, 3, 4, 6, wider when shallower (shapes_for_budget, d a multiple of 4); "
+            "the L = 4 model belongs to both. train_on_task: batch 64, AdamW peak lr 3e-3, "
+            "100 warm-up steps, cosine decay to zero, 5,000 steps (320,000 fresh sequences). "
+            "The learning rate was chosen on single-seed calibration runs (1e-3 was worse "
+            "for L = 2); the one-block models, whose failure the verdict rests on, also run "
+            "at 1e-3 and 1e-2 so that each can be given its best rate. Accuracy per k every "
+            "250 steps on 128 fresh sequences, and at the end on 512. Three seeds."),
+        measures=("training loss per step (window means); accuracy per k every 250 steps "
+                  "(128 sequences, 12 queries each) and after training (512 sequences)"),
+        data=task, arms=tuple(arms), seeds=(0, 1, 2))
+
+
+@_register
+def khop_rate_check(quick: bool = False) -> Experiment:
+    sweep = khop_depth_sweep(quick)
+    two = [a for a in sweep.arms if a.info["n_layer"] == 2]
+    arms = tuple(Arm(a.name.replace("lr=0.003", "lr=0.001"), a.model, a.recipe.replace(lr=1e-3),
+                     {**a.info, "lr": 1e-3}) for a in two)
+    return Experiment(
+        name="khop_rate_check", quick=quick,
+        description=(
+            "Chapter 3, added after khop_depth_sweep had run: there the one-block models' "
+            "learning-rate grid showed 1e-3 far better than the 3e-3 every deeper shape "
+            "ran at (the widest one-block model solved two hops at 1e-3 with every seed). "
+            "To see whether depth was held back by its rate, the two-block shapes of both "
+            "families run again at 1e-3, with the sweep's task, recipe and seeds. The "
+            "deeper shapes (L >= 3) were not re-run at 1e-3: about 110 more CPU-minutes "
+            "than the session had."),
+        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
+
+
+@_register
+def khop_models(quick: bool = False) -> Experiment:
+    sweep = khop_depth_sweep(quick)
+    kept = ("L=1 d=64 lr=0.003", "L=2 d=64 lr=0.003")
+    return Experiment(
+        name="khop_models", quick=quick, keep_models=True,
+        description=(
+            "Chapter 3's look inside: two arms of khop_depth_sweep (one and two blocks at "
+            "d = 64, lr 3e-3) trained again with seed 0 by the same code, so that their "
+            "weights can be stored (NAME.models.pt beside this file) and their attention "
+            "read. Training is deterministic, so each model is the sweep's seed-0 model of "
+            "that arm; the chapter checks that their accuracies agree."),
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
+
+
+def count_params_non_embedding(config: ModelConfig) -> int:
+    from .params import count_params
+
+    return count_params(config).non_embedding
 
 
 @_register
@@ -331,15 +412,24 @@ def budget_sweep_300_steps(quick: bool = False) -> Experiment:
 # -- chapter 4 -------------------------------------------------------------------------------
 #: The arm families of ``postnorm_failure_depth``, each trained at every depth: (label, short
 #: label for a crowded axis, norm, init, with warm-up). The post-norm families cross the two
-#: inits (the papers' Xavier, GPT-2's N(0, 0.02)) with and without warm-up; pre-norm with the
-#: papers' init is the reference that differs from the first family in the norm's place only.
+#: inits (the papers' Xavier, and N(0, 0.02²) on every matrix, ``init="normal"``, which lacks
+#: GPT-2's 0.02/sqrt(2L) on the residual projections) with and without warm-up; pre-norm with
+#: the papers' init is the reference that differs from the first family in the norm's place
+#: only.
 FAILURE_FAMILIES = (
     ("post-norm, Xavier, no warm-up", "post X", "post", "xavier", False),
     ("post-norm, Xavier, warm-up", "post X+w", "post", "xavier", True),
-    ("post-norm, N(0, 0.02), no warm-up", "post N", "post", "normal", False),
-    ("post-norm, N(0, 0.02), warm-up", "post N+w", "post", "normal", True),
+    ("post-norm, N(0, 0.02²), no warm-up", "post N", "post", "normal", False),
+    ("post-norm, N(0, 0.02²), warm-up", "post N+w", "post", "normal", True),
     ("pre-norm, Xavier, no warm-up", "pre X", "pre", "xavier", False),
 )
+#: The peak learning rate of every arm, and the smaller rates also tried for the families
+#: the verdict compares (the first and the last of ``FAILURE_FAMILIES``) at the deepest two
+#: depths, where the verdict is decided: ``trainability.depth_outcomes`` scores each family
+#: at each depth at its best rate.
+FAILURE_LR = 1e-3
+FAILURE_LR_GRID = (3e-4,)
+FAILURE_GRID_FAMILIES = (FAILURE_FAMILIES[0][0], FAILURE_FAMILIES[-1][0])
 
 
 @_register
@@ -347,38 +437,50 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
     from .data import load_corpus
 
     depths = (1, 2) if quick else (6, 12, 24, 48)
+    grid_depths = depths[-1:] if quick else depths[-2:]
     steps, warmup = (4, 2) if quick else (300, 100)
     recipe = TrainConfig(steps=steps, batch_size=4 if quick else 16,
-                         context=16 if quick else 64, lr=1e-3, warmup_steps=0, decay="cosine",
-                         grad_clip=1.0, eval_every=2 if quick else 50,
+                         context=16 if quick else 64, lr=FAILURE_LR, warmup_steps=0,
+                         decay="cosine", grad_clip=1.0, eval_every=2 if quick else 50,
                          eval_batches=1 if quick else 16)
     vocab = load_corpus().vocab_size
-    arms = tuple(
-        Arm(f"{family}, L={L}",
-            ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128, vocab_size=vocab,
-                        context=64, norm=norm, init=init),
-            recipe.replace(warmup_steps=warmup if warm else 0),
-            {"family": family, "short": short, "norm": norm, "init": init,
-             "warmup_steps": warmup if warm else 0, "n_layer": L})
-        for L in depths for family, short, norm, init, warm in FAILURE_FAMILIES)
+    arms = []
+    for L in depths:
+        for family, short, norm, init, warm in FAILURE_FAMILIES:
+            grid = FAILURE_LR_GRID if family in FAILURE_GRID_FAMILIES and L in grid_depths \
+                else ()
+            for lr in (FAILURE_LR,) + grid:
+                arms.append(Arm(
+                    f"{family}, L={L}" + (f", lr={lr:g}" if lr != FAILURE_LR else ""),
+                    ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128,
+                                vocab_size=vocab, context=64, norm=norm, init=init),
+                    recipe.replace(lr=lr, warmup_steps=warmup if warm else 0),
+                    {"family": family, "short": short, "norm": norm, "init": init,
+                     "warmup_steps": warmup if warm else 0, "n_layer": L, "lr": lr}))
     return Experiment(
         name="postnorm_failure_depth", quick=quick,
         description=(
             "Chapter 4 (C8): where plain post-norm stops training. Chapter 4's thin shape "
             "(d = 64, FFN 128, 2 heads) at L = 6, 12, 24 and 48 on the shipped corpus; "
-            "post-norm with the post-LN papers' Xavier init and with GPT-2's N(0, 0.02), "
-            "each without warm-up and with 100 warm-up steps, and pre-norm with Xavier init "
-            "(no warm-up) as the reference. 3 seeds per arm; 300 steps of 16 x 64 "
-            "characters, AdamW lr 1e-3, cosine decay to 1e-4, clipping at 1; validation "
-            "loss every 50 steps on 16 batches of 16 x 64 held-out characters. Cut to fit "
-            "about 40 CPU-minutes (timed at about 5.4 ms per block per step on one thread): "
-            "one learning rate (no grid, so a stall here is a stall at lr 1e-3, not at every "
-            "rate), no depth between 6 and 12 or beyond 48, 300 steps (about 0.7 epoch), "
+            "post-norm with the post-LN papers' Xavier init (embeddings and head keep "
+            "N(0, 0.02²)) and with N(0, 0.02²) on every matrix (init \"normal\", without "
+            "GPT-2's 0.02/sqrt(2L) on the residual projections), each without warm-up and "
+            "with 100 warm-up steps, and pre-norm with Xavier init (no warm-up) as the "
+            "reference. 3 seeds per arm; 300 steps of 16 x 64 characters, AdamW peak lr "
+            "1e-3, cosine decay to a tenth of the peak, clipping at 1; validation loss every "
+            "50 steps on 16 batches of 16 x 64 held-out characters. Learning-rate grid: "
+            "the two families the verdict compares (post-norm Xavier without warm-up, "
+            "pre-norm Xavier) are also trained at lr 3e-4 at L = 24 and 48, and each family "
+            "is scored at each depth at the rate with the lower mean final validation loss "
+            "(trainability.depth_outcomes). Cut to fit about 50 CPU-minutes (timed at about "
+            "5.4 ms per block per step on one thread): a two-rate grid for those two "
+            "families at the two deepest depths only (the other arms and depths at lr 1e-3 "
+            "alone), no depth between 6 and 12 or beyond 48, 300 steps (about 0.7 epoch), "
             "3 seeds rather than 5, and no pre-norm warm-up arm."),
         measures=("training loss per step; validation loss every 50 steps and after the "
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 
 # -- chapter 8 -------------------------------------------------------------------------------

@@ -233,3 +233,33 @@ def decoded_rule(n: int, k: int, reads: tuple):
             return symbol[g]
         return next(s for s in range(n) if s not in name_of)   # any point not seen
     return guess
+
+
+# -- pointer doubling under a causal mask ------------------------------------------------------
+def causal_doubling_reach(n: int, rounds: int, samples: int = 4000,
+                          seed: int = 0) -> list[float]:
+    """Fraction of table positions that can hold ``f^(2^r)(i)`` after r rounds of pointer
+    doubling when each position may only read positions at or before it, for r = 0..rounds
+    (estimated on ``samples`` random permutations; the same seed gives the same numbers).
+
+    Pointer doubling: position i holds f(i) (round 0); in round r it reads the position
+    ``j = f^(2^(r-1))(i)`` it already knows and copies what j holds, f^(2^(r-1))(j) =
+    f^(2^r)(i). Under a causal mask that read needs ``j <= i``, and j must itself have
+    finished round r-1. With no mask every position doubles every round (reach 1.0); here
+    the reach collapses, because each round needs the chain to keep pointing left."""
+    import random
+
+    check_int("n", n, minimum=2)
+    check_int("rounds", rounds, minimum=0)
+    check_int("samples", samples, minimum=1)
+    rng = random.Random(seed)
+    totals = [0] * (rounds + 1)
+    for _ in range(samples):
+        f = rng.sample(range(n), n)
+        jump, ok = list(f), [True] * n           # f^(2^r)(i), and whether i has it
+        totals[0] += n
+        for r in range(1, rounds + 1):
+            ok = [ok[i] and jump[i] <= i and ok[jump[i]] for i in range(n)]
+            jump = [jump[jump[i]] for i in range(n)]
+            totals[r] += sum(ok)
+    return [t / (samples * n) for t in totals]

@@ -110,3 +110,35 @@ def plot_seed_finals(ax, results, *, colors=None, width: float = 0.25):
 def _per_seed(steps) -> bool:
     first = next(iter(steps), None)
     return first is not None and hasattr(first, "__len__")
+
+
+# -- chapter 3: two circuits for k hops ------------------------------------------------------
+def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0]) -> int:
+    """Draw how a model can reach ``f^k(x)`` along x's chain x, f(x), ..., f^k(x) (the
+    nodes, left to right) and return the number of layers the circuit uses.
+
+    Chasing (``doubling=False``): one arc per layer, each from the node the last layer
+    found: k layers. Doubling (``True``, k a power of two): the table gives every node its
+    jump of 1; round r gives every node its jump of 2^r by reading where its jump of
+    2^(r-1) lands. All jumps are drawn thin, the ones x's answer is built from thick.
+    log2(k) rounds, plus one layer for the query to read x's result: log2(k) + 1."""
+    if doubling and k & (k - 1):
+        raise ValueError(f"k must be a power of two for the doubling drawing, got {k}")
+    ax.scatter(range(k + 1), [0] * (k + 1), s=60, color="k", zorder=3)
+    for i in range(k + 1):
+        ax.annotate("x" if i == 0 else f"$f^{{{i}}}$", (i, 0), (0, -10),
+                    textcoords="offset points", ha="center", va="top", fontsize=9)
+    jumps = [1] if not doubling else [2 ** r for r in range(k.bit_length())]
+    for jump in jumps:
+        for s in range(0, k + 1 - jump):
+            if not doubling and s % jump:
+                continue
+            used = s % jump == 0
+            ax.annotate("", (s + jump, 0), (s, 0), arrowprops=dict(
+                arrowstyle="-|>", color=color, lw=1.8 if used else 0.5,
+                alpha=1.0 if used else 0.3, shrinkA=4, shrinkB=4,
+                connectionstyle="arc3,rad=-0.45"))
+    ax.set_xlim(-0.5, k + 0.5)
+    ax.set_ylim(-0.9, 0.3 + 0.25 * k)
+    ax.axis("off")
+    return k if not doubling else len(jumps)

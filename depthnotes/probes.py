@@ -13,6 +13,9 @@ mode, restoring the model's mode afterwards; none changes the weights.
 * ``final_hidden`` and ``UpdateTracker`` — the model's output representation F(x; theta) and
   how far it has moved from its value at initialisation, ||F(x; theta_t) - F(x; theta_0)||,
   step by step: DeepNet's Figure 5 measure (C12).
+* ``attention_weights`` — every block's attention pattern, computed from the input its
+  attention sees (a forward pre-hook) with the block's own W_Q and W_K: chapter 3's look
+  inside a model that chases pointers.
 * ``layer_contribution`` — each block's relative contribution ||x_out - x_in|| / ||x_in|| (C10),
   and ``skip_layer_losses`` — the loss with one block removed at a time (C10, chapter 6).
 
@@ -53,12 +56,7 @@ def residual_stream(model, idx: torch.Tensor) -> list[torch.Tensor]:
 
     handles = [model.h[0].register_forward_pre_hook(pre_hook)] if len(model.h) else []
     handles += [block.register_forward_hook(hook) for block in model.h]
-    try:
-        with eval_mode(model):
-            model(idx)
-    finally:
-        for h in handles:
-            h.remove()
+    _forward_with_hooks(model, idx, handles)
     return captured
 
 
@@ -153,3 +151,43 @@ def skip_layer_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.nda
     with eval_mode(model):
         return np.array([float(model(idx, targets, skip=(i,))[1])
                          for i in range(model.config.n_layer)])
+
+
+@torch.no_grad()
+def attention_weights(model, idx: torch.Tensor) -> np.ndarray:
+    """Every block's attention probabilities, shape (L, B, n_head, T, T): entry
+    [l, b, h, i, j] is how much position i of sequence b attends to position j in block
+    application l, head h (causal: zero for j > i; each row sums to 1). A weight-shared
+    block has one entry per application.
+
+    The model computes attention inside ``scaled_dot_product_attention``, which does not
+    return the weights, so they are recomputed here from the input each attention layer
+    receives (captured by a forward pre-hook) and its own W_Q, W_K: the same softmax of
+    q k^T / sqrt(head_dim) under the causal mask."""
+    check_probe_input(model, idx)
+    inputs: list[torch.Tensor] = []
+    hooks = [b.attn.register_forward_pre_hook(lambda m, args: inputs.append(args[0]))
+             for b in model.h]
+    _forward_with_hooks(model, idx, hooks)
+    maps = []
+    for layer, x in enumerate(inputs):          # one per application; x: (B, T, d)
+        attn = model.block(layer).attn
+        B, T, d = x.shape
+        q, k, _ = attn.c_attn(x).split(d, dim=2)                           # (B, T, d) each
+        q = q.view(B, T, attn.n_head, attn.head_dim).transpose(1, 2)       # (B, nh, T, hs)
+        k = k.view(B, T, attn.n_head, attn.head_dim).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) / attn.head_dim ** 0.5            # (B, nh, T, T)
+        causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        maps.append(scores.masked_fill(~causal, float("-inf")).softmax(-1))
+    return torch.stack(maps).cpu().numpy()                                 # (L, B, nh, T, T)
+
+
+def _forward_with_hooks(model, idx: torch.Tensor, handles) -> None:
+    """One forward pass in eval mode with ``handles`` registered, removed afterwards (also
+    if the pass raises)."""
+    try:
+        with eval_mode(model):
+            model(idx)
+    finally:
+        for h in handles:
+            h.remove()

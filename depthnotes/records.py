@@ -61,6 +61,9 @@ SCHEMA_VERSION = 1
 DIGITS = 6
 #: The repository's records folder (exists in a checkout with an editable install).
 REPO_RECORDS = Path(__file__).resolve().parent.parent / "notebooks" / "records"
+#: The key under which ``run_experiment`` hands kept models to ``write_record`` (not JSON).
+MODELS_KEY = "models"
+
 #: Keys every record has, and the keys of each of its runs.
 RECORD_KEYS = ("schema", "name", "quick", "description", "measures", "command", "config",
                "runs", "provenance")
@@ -133,14 +136,17 @@ class Record:
 
     def curve(self, arm: str, key: str, seed: int) -> tuple[list, list]:
         """``(steps, values)`` of one stored curve: ``"train_loss"`` (window means, plotted
-        at each window's last step) or ``"eval_loss"`` (at its evaluation steps)."""
+        at each window's last step), ``"eval_loss"`` (at its evaluation steps) or a task's
+        ``"accuracy_k<k>"`` (at its ``accuracy_steps``)."""
         curves = self.run(arm, seed)["curves"]
         if key not in curves:
             raise KeyError(f"record {self.name!r} has no curve {key!r}; it has "
                            f"{sorted(k for k, v in curves.items() if isinstance(v, list))}")
         values = curves[key]
-        if key == "eval_loss":
-            return list(curves["eval_steps"]), list(values)
+        steps_key = "eval_steps" if key == "eval_loss" else \
+            "accuracy_steps" if key.startswith("accuracy_") else None
+        if steps_key is not None:
+            return list(curves[steps_key]), list(values)
         every = curves.get(f"{key}_every", 1)
         return [min((i + 1) * every, self.arm(arm)["recipe"]["steps"]) for i in
                 range(len(values))], list(values)
@@ -234,11 +240,26 @@ def _floats(obj):
 
 
 # -- is a stored record still what the package defines? ---------------------------------------
+#: Config fields added after records were written, each with the default that computes
+#: exactly what the code computed before the field existed (checked by the tests of each
+#: option). A stored record without such a field, where the current value is that default,
+#: is not stale: the option did not exist, and its default changes nothing.
+ADDED_FIELDS = {
+    "n_unique_blocks": None,     # ModelConfig: every block distinct (chapter 8's looping off)
+    "ln_scaling": "none",        # ModelConfig: LayerNorm outputs unscaled
+    "eval_every": 0,             # TaskRecipe: no accuracy curves
+}
+
+
 def config_differences(stored, current, path: str = "config") -> list[str]:
-    """Where two configs differ, as ``path: stored -> current`` lines (empty if equal)."""
+    """Where two configs differ, as ``path: stored -> current`` lines (empty if equal). A
+    field missing from ``stored`` is no difference when it is in ``ADDED_FIELDS`` and
+    ``current`` holds its default there."""
     if isinstance(stored, dict) and isinstance(current, dict):
         out = []
         for k in sorted(set(stored) | set(current), key=str):
+            if k not in stored and k in ADDED_FIELDS and current[k] == ADDED_FIELDS[k]:
+                continue
             if k not in stored:
                 out.append(f"{path}.{k}: missing in the record -> {current[k]!r}")
             elif k not in current:
@@ -281,6 +302,10 @@ def run_experiment(experiment: Experiment, *, workers: int | None = None,
     results = run_parallel(run_job, jobs, workers=workers, desc=desc or experiment.name,
                            costs=[j.cost for j in jobs], labels=[j.label for j in jobs])
     wall = time.perf_counter() - t0
+    models = {}                 # (arm, seed) -> state dict, for an experiment that keeps them
+    for j, r in zip(jobs, results):
+        if "model_state" in r:
+            models[(j.arm.name, j.seed)] = r.pop("model_state")
     runs = [{"arm": j.arm.name, "seed": j.seed, **r} for j, r in zip(jobs, results)]
     record = {
         "schema": SCHEMA_VERSION, "name": experiment.name, "quick": experiment.quick,
@@ -290,13 +315,18 @@ def run_experiment(experiment: Experiment, *, workers: int | None = None,
                        "load_average_before": load, "wall_seconds": wall}}
     record = round_floats(record)
     validate_record(record, where=f"record {experiment.name}")
+    if models:
+        record[MODELS_KEY] = models
     return record
 
 
 def write_record(record: dict, directory: str | os.PathLike | None = None) -> Path:
-    """Write ``record`` as ``directory/NAME.json`` (``NAME.quick.json`` for a quick one).
-    ``directory`` defaults to the repository's records folder, which a quick record may not
-    be written to."""
+    """Write ``record`` as ``directory/NAME.json`` (``NAME.quick.json`` for a quick one),
+    and the trained weights an experiment with ``keep_models`` returned beside it as
+    ``NAME.models.pt`` (``NAME.quick.models.pt``). ``directory`` defaults to the repository's
+    records folder, which a quick record may not be written to."""
+    models = record.get(MODELS_KEY)
+    record = {k: v for k, v in record.items() if k != MODELS_KEY}
     validate_record(record, where=f"record {record.get('name')}")
     directory = REPO_RECORDS if directory is None else Path(directory)
     if record["quick"] and directory.resolve() == REPO_RECORDS:
@@ -305,7 +335,36 @@ def write_record(record: dict, directory: str | os.PathLike | None = None) -> Pa
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / record_filename(record["name"], record["quick"])
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+    if models:
+        import torch
+
+        torch.save({f"{arm}|{seed}": state for (arm, seed), state in models.items()},
+                   path.with_name(models_filename(record["name"], record["quick"])))
     return path
+
+
+def models_filename(name: str, quick: bool = False) -> str:
+    return record_filename(name, quick).removesuffix(".json") + ".models.pt"
+
+
+def load_model(record: Record, arm: str, seed: int):
+    """The trained model of ``arm`` and ``seed``, from the weights stored beside ``record``
+    (an experiment with ``keep_models``), in eval mode. Its config is the arm's."""
+    import torch
+
+    from .config import ModelConfig
+    from .model import Transformer
+
+    record.run(arm, seed)                                   # KeyError naming what exists
+    path = record.path.with_name(models_filename(record.name, record.quick)) \
+        if record.path is not None else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError(f"record {record.name!r} has no stored models "
+                                f"({path}); `{record.command}` writes them")
+    states = torch.load(path, weights_only=True)
+    model = Transformer(ModelConfig(**record.arm(arm)["model"]))
+    model.load_state_dict(states[f"{arm}|{seed}"])
+    return model.eval()
 
 
 def provenance() -> dict:

@@ -151,11 +151,14 @@ class TaskRun:
     accuracy: dict          # {k: accuracy on k-hop queries}
     losses: tuple           # training loss per step
     diverged: bool
+    curve_steps: tuple = ()         # steps after which the accuracy curves were measured
+    accuracy_curves: dict = None    # {k: (accuracy after each of curve_steps, ...)}
 
 
 def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: int = 64,
                   lr: float = 3e-3, warmup: int = 40, seed: int = 0,
-                  eval_sequences: int = 256) -> tuple[object, TaskRun]:
+                  eval_sequences: int = 256, eval_every: int = 0,
+                  curve_sequences: int = 128) -> tuple[object, TaskRun]:
     """Train ``Transformer(config, seed=seed)`` on ``task`` with the book's one training loop
     (``train.train``) and score it on every k.
 
@@ -164,24 +167,38 @@ def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: in
     weight decay 0.01 on the weight matrices), ``warmup`` steps of linear warmup, then cosine
     decay to zero, gradient clipping at 1. Only a non-finite loss or gradient stops a run
     (no blow-up test: a task's loss may rise for a while). Accuracy uses fresh sequences with
-    seeds from 10**9 (``query_accuracy``); a diverged run scores 0. Returns the model and a
-    ``TaskRun``.
+    seeds from 10**9 (``query_accuracy``); a diverged run scores 0. With ``eval_every > 0``
+    the accuracy on every k is also measured every ``eval_every`` steps, on
+    ``curve_sequences`` other fresh sequences (the same ones every time) (learning curves: chapter 3 asks whether a shape
+    learns slowly or not at all). Returns the model and a ``TaskRun``.
     """
     if config.vocab_size != task.vocab_size or config.context < task.seq_len:
         raise ValueError(f"config needs vocab_size={task.vocab_size} and context >= "
                          f"{task.seq_len} for this task, got vocab_size={config.vocab_size}, "
                          f"context={config.context}")
     check_int("eval_sequences", eval_sequences, 1)
+    check_int("eval_every", eval_every, 0)
+    check_int("curve_sequences", curve_sequences, 1)
     recipe = TrainConfig(steps=steps, batch_size=batch_size, context=task.seq_len, lr=lr,
                          warmup_steps=warmup, decay="cosine", min_lr_ratio=0.0,
                          weight_decay=0.01, beta1=0.9, beta2=0.98, grad_clip=1.0,
                          blowup_factor=None, seed=seed,
                          eval_batches=1)   # train's held-out loss: one batch (unused here)
+    hops = range(1, task.max_hops + 1)
+    curve_steps, curves = [], {k: [] for k in hops}
+
+    def on_step(step: int, model) -> None:
+        if eval_every and (step + 1) % eval_every == 0:
+            curve_steps.append(step + 1)
+            for k in hops:
+                curves[k].append(query_accuracy(model, task, k, curve_sequences))
+
     model = Transformer(config, seed=seed)
     result = train(model, lambda gen: task.sample(batch_size, gen), recipe,
-                   desc=f"L={config.n_layer}")
+                   on_step=on_step, desc=f"L={config.n_layer}")
     accuracy = {k: (0.0 if result.diverged else query_accuracy(model, task, k, eval_sequences))
-                for k in range(1, task.max_hops + 1)}
+                for k in hops}
     losses = tuple(result.train_losses[:result.steps_run])   # the applied steps' losses
     return model, TaskRun(config.n_layer, config.d_model, count_params(config).non_embedding,
-                          steps, accuracy, losses, result.diverged)
+                          steps, accuracy, losses, result.diverged, tuple(curve_steps),
+                          {k: tuple(v) for k, v in curves.items()})

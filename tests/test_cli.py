@@ -86,8 +86,11 @@ def test_latency_prints_a_table_and_a_fit(capsys, tmp_path):
     assert code == 0
     assert "decode ms/step" in out and "bound ms" in out and "blocks ms" in out
     assert "fit: ms/token" in out and "fit without the head" in out
+    assert "L=1: cache" in out and "one core" in out   # tiny weights: read from cache
     data = json.loads(out_json.read_text())
     assert [r["n_layer"] for r in data["results"]] == [1, 2] and data["bandwidth_gbs"] > 0
+    lo, hi = data["bandwidth_range_gbs"]
+    assert lo <= data["bandwidth_gbs"] <= hi and "one core" in data["bandwidth_convention"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -132,7 +135,7 @@ def test_train_bad_options_are_clear_errors(capsys, argv, message):
 
 # -- khop -----------------------------------------------------------------------------------
 def test_khop_prints_one_line_per_depth(capsys):
-    """Chapter 3 parses these lines: 'L=<L> d=<d> params=<n>: k=1: ..., k=3: ... (N steps)'."""
+    """One line per depth: 'L=<L> d=<d> params=<n>: k=1: ..., k=3: ... (N steps)'."""
     code, out, _ = run_cli(capsys, "khop", "--steps", "2", "--depths", "1", "2")
     assert code == 0
     lines = out.strip().splitlines()
@@ -144,7 +147,7 @@ def test_khop_prints_one_line_per_depth(capsys):
     (["--steps", "0"], "--steps must be >= 1"),
     (["--max-hops", "0"], "max_hops must be an int >= 1"),
     (["--n-nodes", "1"], "n_nodes must be an int >= 2"),
-    (["--depths", "40"], "no width fits depth(s) [40]"),
+    (["--depths", "400"], "no width fits depth(s) [400]"),
 ])
 def test_khop_bad_options_are_clear_errors(capsys, argv, message):
     code, _, err = run_cli(capsys, "khop", *argv)

@@ -13,12 +13,7 @@ from depthnotes.model import KVCache
 from depthnotes.probes import residual_stream
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def cfg(**kw):

@@ -10,12 +10,7 @@ from depthnotes.depth_scaling import (CHAPTER8_RULES, coordinate_check, corpus_b
 from depthnotes.probes import skip_layer_losses
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def test_coordinate_check_order_and_learning_rates():

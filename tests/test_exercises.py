@@ -28,6 +28,7 @@ from depthnotes.latency import LatencyResult, Timing
 from depthnotes.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
 from depthnotes.tools.student import BEGIN, find_exercises
+from fake_records import FakeRecord, info
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = [p for p in toc_notebooks(ROOT) if p.parent.name == "notebooks"]
@@ -41,9 +42,10 @@ def _meta(**kw) -> Transformer:
                                           "vocab_size": 50, "context": 32, **kw}))
 
 
-def _timing(L: int, ms: float, d: int = 256) -> LatencyResult:
+def _timing(L: int, ms: float, d: int = 256, weight_bytes: int = 10**12) -> LatencyResult:
+    """A timing whose weights (1 TB by default) are memory-resident on any machine."""
     t = Timing.of([ms])
-    return LatencyResult(L, d, 4, 256, 0, 0, 1, 8, 12, t, t,
+    return LatencyResult(L, d, 4, 256, 0, weight_bytes, 1, 8, 12, t, t,
                          MachineInfo("cpu", 1, torch.__version__, "3.11", None))
 
 
@@ -54,6 +56,7 @@ def _non_embedding(model) -> int:
 
 FIT = SimpleNamespace(intercept=0.02, slope=0.003)
 LFIT = LinearFit(slope=0.4, intercept=1.0, r2=1.0)
+LFIT_BIG = LinearFit(slope=0.4, intercept=2.5, r2=1.0)   # a big head's line: head 2.0 + 0.5
 TRAIN_IDS = torch.tensor([0, 0, 1, 2])
 CORPUS = SimpleNamespace(train=TRAIN_IDS, vocab_size=5)
 BASELINE = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
@@ -93,6 +96,12 @@ def _entropy(ids, V):
     return float(-(p * p.log()).sum())
 
 
+# A k-hop sweep in which k = 3 is solved at threshold 0.75 by L = 2 for seed 0 only.
+KHOP = FakeRecord({
+    "L=1": (info(1, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3], 3: [.2, .2, .2]}),
+    "L=2": (info(2, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.9, .5, .9], 3: [.8, .2, .5]}),
+})
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
@@ -112,12 +121,16 @@ CASES = {
             [{"conclusion": False}, {"models": PAIR[::-1]}, {"answer": 816},
              {"models": PAIR[0]}]),
     "3.1": (_chase, {}, [lambda f, x, k: f[x], lambda f, x, k: x, lambda f, x, k: f[f[x]]]),
-    "3.2": (1 / 9, {}, [9, 1 / 8, 0.2]),
+    "3.2": (2 / 9, {}, [1 / 9, 3 / 9, 0.5]),
     "3.3": (5, {}, [3, 2, 4]),
     "3.4": (0.5, {}, [2 / 6, 1 / 6, 0.6]),
     "3.5": (HITS, {"n": 8, "conclusion": True},
             [{"conclusion": False}, {"answer": HITS[:100]}, {"n": 3},
              {"answer": [int(h) for h in HITS]}]),
+    "3.6": ([2, None, None], {"record": KHOP, "threshold": 0.75,
+                              "conclusion": "more than 3 or never"},
+            [{"conclusion": "3"}, {"answer": [2, 3, 2]}, {"answer": [2, None]},
+             {"threshold": 0.5, "conclusion": "more than 3 or never"}]),
     "4.1": (0.02 + 0.003 * 200, {"fit": FIT}, [0.003 * 200, (0.02 + 0.003) * 200, 0.6]),
     "4.2": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,
@@ -156,12 +169,14 @@ CASES = {
              lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + 2 * V * d - d),
              lambda L, d, V: 4 * L * 12 * d * d]),
     "7.3": (None, {"bandwidth": 10.0}, [1.0, 1e-3, 40.0]),
-    "7.4": (2.0 / (2.0 + 1.0 + 6 * 0.4), {"head": HEAD, "fit": LFIT},
-            [2.0 / (1.0 + 6 * 0.4), 2.0 / (2.0 + 6 * 0.4), 0.5]),
-    "7.5": ((_timing(8, 1.0), _timing(16, 1.8)), {"fit": LFIT, "conclusion": True},
-            [{"conclusion": False}, {"answer": (_timing(16, 1.8), _timing(8, 1.0))},
-             {"answer": (_timing(8, 1.0, 512), _timing(16, 1.8, 512))},
-             {"answer": _timing(8, 1.0)}]),
+    "7.4": (2.0 / (2.5 + 6 * 0.4), {"head": HEAD, "fit": LFIT_BIG},
+            [2.0 / (2.0 + 2.5 + 6 * 0.4), 2.0 / (6 * 0.4), 0.5]),
+    # (2.2 - 1.0) / (24 - 12) = 0.1 ms per block < 0.5 * 0.4: conclusion True
+    "7.5": ((_timing(12, 1.0), _timing(24, 2.2)), {"fit": LFIT, "conclusion": True},
+            [{"conclusion": False}, {"answer": (_timing(24, 2.2), _timing(12, 1.0))},
+             {"answer": (_timing(12, 1.0, 512), _timing(24, 2.2, 512))},
+             {"answer": (_timing(12, 1.0, weight_bytes=0), _timing(24, 2.2))},
+             {"answer": _timing(12, 1.0)}]),
     "8.1": (None, {}, [12 * 12 * 128 ** 2, 3 * 12 * 128 ** 2, "3 blocks"]),
     "8.2": (lambda v0, s, L: v0 + s * sum(1 / l for l in range(1, L + 1)), {},
             [lambda v0, s, L: v0 + s * L,

@@ -4,17 +4,34 @@ Its command line (``python -m depthnotes latency``) is tested in test_cli.py, th
 information and thread control (``depthnotes.runtime``) in test_runtime.py.
 """
 
+import copy
 import json
+import math
+import os
+import statistics
 
 import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
+from depthnotes import latency
 from depthnotes.fitting import LinearFit
-from depthnotes.latency import (Timing, decode_weight_bytes, fit_latency, format_table,
-                                head_latency, measure_latency, measure_many, memory_bandwidth,
-                                roofline_ms)
-from depthnotes.runtime import num_threads
+from depthnotes.latency import (BANDWIDTH_CONVENTION, C17_CAVEAT_FACTOR, C17_MIN_RATIO,
+                                CACHE_MARGIN, COPY_CONVENTION, FALLBACK_CACHE_BYTES,
+                                MEMORY_MARGIN, OVERHEAD_EXPONENT, CacheSize, DepthCost,
+                                LatencyResult, Timing, arithmetic_intensity,
+                                attention_flop_share, block_bound_ms, block_scaling,
+                                budget_sweep_shapes, c17_verdict, cache_regime,
+                                decode_block_bytes, decode_flops, decode_weight_bytes,
+                                depth_cost, first_memory_depth, fit_latency,
+                                fit_memory_regime, format_table, head_latency,
+                                last_level_cache, machine_busy, measure_latency,
+                                measure_many, measure_rounds, memory_bandwidth,
+                                memory_resident, paired_ratios, peak_flops, read_probe_bytes,
+                                ridge_point, roof_gflops, roofline_ms, round_intercepts,
+                                sweep_depths, versus_one, versus_spread)
+from depthnotes.records import Record, load_record
+from depthnotes.runtime import MachineInfo, num_threads
 
 TINY = dict(n_layer=2, d_model=32, n_head=4, vocab_size=64, context=64)
 
@@ -74,6 +91,259 @@ def test_memory_bandwidth_is_a_positive_rate():
         memory_bandwidth(megabytes=0)
 
 
+# -- the cache and the memory regime ------------------------------------------------------
+def _fake_sysfs(root, entries):
+    """A /sys/devices/system/cpu/cpu0/cache look-alike: (level, type, size) per index."""
+    root.mkdir()
+    for i, (level, kind, size) in enumerate(entries):
+        d = root / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return root
+
+
+def test_last_level_cache_reads_the_largest_data_level_from_sysfs(tmp_path):
+    root = _fake_sysfs(tmp_path / "a", [(1, "Data", "32K"), (1, "Instruction", "32K"),
+                                        (2, "Unified", "1024K"), (3, "Unified", "32768K")])
+    assert last_level_cache(root) == CacheSize(32 * 2**20, 3, "sysfs")
+    # an instruction cache never counts, even at the highest level
+    other = _fake_sysfs(tmp_path / "b", [(1, "Data", "48K"), (2, "Unified", "2M"),
+                                         (3, "Instruction", "8M")])
+    assert last_level_cache(other) == CacheSize(2 * 2**20, 2, "sysfs")
+    assert latency._parse_size("512") == 512 and latency._parse_size("1G") == 2**30
+
+
+def test_last_level_cache_falls_back_to_sysconf_then_to_a_stated_guess(tmp_path, monkeypatch):
+    monkeypatch.setattr(latency.sys, "platform", "linux")
+    monkeypatch.setattr(os, "sysconf_names", {"SC_LEVEL3_CACHE_SIZE": 1,
+                                              "SC_LEVEL2_CACHE_SIZE": 2})
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_LEVEL3_CACHE_SIZE": 0,
+                                                     "SC_LEVEL2_CACHE_SIZE": 2**21}[name])
+    assert last_level_cache(tmp_path) == CacheSize(2**21, 2, "sysconf")   # no L3: the L2
+    monkeypatch.setattr(os, "sysconf_names", {})
+    guess = last_level_cache(tmp_path)
+    assert guess == CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
+
+
+def test_the_machine_reports_a_plausible_cache():
+    cache = last_level_cache()
+    assert 2**15 <= cache.bytes <= 2**31 and cache.megabytes == cache.bytes / 1e6
+
+
+def test_cache_regime_has_a_transition_band_between_its_margins():
+    """Weights near the cache's size are neither regime: memory only above MEMORY_MARGIN x
+    the cache, cache only below CACHE_MARGIN x it."""
+    cache = CacheSize(1000, 3, "sysfs")
+    assert (MEMORY_MARGIN, CACHE_MARGIN) == (2.0, 0.5)
+    assert cache_regime(499, cache) == "cache" and cache_regime(500, cache) == "transition"
+    assert cache_regime(1001, cache) == "transition" and cache_regime(2000, cache) == "transition"
+    assert cache_regime(2001, cache) == "memory" and memory_resident(2001, 1000)
+    assert not memory_resident(1500, cache) and not memory_resident(10, 1000)
+    with pytest.raises(ValueError, match="cache bytes"):
+        memory_resident(10, 0)
+    assert read_probe_bytes(cache) == 4000 and memory_resident(read_probe_bytes(cache), cache)
+
+
+@pytest.mark.parametrize("llc_mib", [8, 32, 128, 256])
+def test_sweep_depths_have_three_memory_resident_depths_at_any_cache(llc_mib):
+    base = ModelConfig(n_layer=1, d_model=512, n_head=8, vocab_size=256, context=64)
+    cache = llc_mib * 2**20
+    depths = sweep_depths(base, cache)
+    regimes = [cache_regime(decode_weight_bytes(base.replace(n_layer=L)), cache) for L in depths]
+    assert depths == sorted(set(depths)) and regimes.count("memory") == 3
+    assert regimes[-3:] == ["memory"] * 3
+    L_m = first_memory_depth(base, cache)
+    assert memory_resident(decode_weight_bytes(base.replace(n_layer=L_m)), cache)
+    assert L_m == 1 or not memory_resident(
+        decode_weight_bytes(base.replace(n_layer=L_m - 1)), cache)
+    if llc_mib == 32:
+        assert depths == [1, 2, 4, 6, 12, 24]
+    if llc_mib == 128:                      # the numbers sweep_depths' docstring states
+        assert (L_m, depths[-1]) == (22, 88)
+
+
+def _result(L: int, ms, weight_bytes: int) -> LatencyResult:
+    t = Timing.of(ms if isinstance(ms, (list, tuple)) else [ms])
+    return LatencyResult(L, 64, 4, 256, 0, weight_bytes, 1, 8, 12, t, t,
+                         MachineInfo("cpu", 1, torch.__version__, "3.11", None))
+
+
+def test_fit_memory_regime_leaves_out_the_cache_resident_and_transition_shapes():
+    """Cache-resident points below the memory line tilt a fit through all points (its
+    intercept goes negative); the memory-regime fit recovers the line."""
+    line = [_result(L, 0.2 + 1.0 * L, 100 * L) for L in (4, 8, 16, 32)]
+    cached = [_result(1, 0.5, 100), _result(2, 1.0, 200)]       # faster than the line
+    fit = fit_memory_regime(cached + line, CacheSize(150, 3, "sysfs"))   # memory: > 300
+    assert fit.intercept == pytest.approx(0.2) and fit.slope == pytest.approx(1.0)
+    tilted = fit_latency([1, 2, 4, 8, 16, 32], [0.5, 1.0] + [0.2 + L for L in (4, 8, 16, 32)])
+    assert tilted.intercept < 0 < fit.intercept
+    with pytest.raises(ValueError, match="2 depths whose weights exceed 2 x the cache"):
+        fit_memory_regime(cached + line, 1000)      # 3200 bytes: only L = 32 is > 2000
+
+
+def test_round_intercepts_refit_each_round():
+    # round 0 lies on 1 + L, round 1 on 3 + L, round 2 on 2 + L
+    res = [_result(L, [1.0 + L, 3.0 + L, 2.0 + L], 1000 * L) for L in (4, 8, 16)]
+    a = round_intercepts(res, 100)
+    assert a.samples == pytest.approx((1.0, 3.0, 2.0)) and a.median == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="one measure_rounds call"):
+        round_intercepts(res + [_result(32, [33.0], 32000)], 100)
+
+
+# -- comparing under load ------------------------------------------------------------------
+def test_paired_ratios_cancel_a_load_shared_by_the_round():
+    a, b = Timing.of([2.0, 4.0, 6.0]), Timing.of([1.0, 2.0, 3.0])   # round 2 three times slower
+    r = paired_ratios(a, b)
+    assert r.samples == (2.0, 2.0, 2.0)
+    assert versus_spread(r, 1.5) == "above" and versus_spread(r, 2.5) == "below"
+    # unpaired, the ranges overlap: the medians alone would hide how clear the ratio is
+    assert a.min < b.max
+    assert versus_spread(Timing.of([0.9, 1.1]), 1.0) == "within noise"
+    with pytest.raises(ValueError, match="same number of rounds"):
+        paired_ratios(a, Timing.of([1.0]))
+    # a ratio differs from 1 only beyond the margin in every round
+    assert versus_one(Timing.of([1.06, 1.2])) == "above"
+    assert versus_one(Timing.of([1.003, 1.1])) == "within noise"
+    assert versus_one(Timing.of([0.9, 0.94])) == "below"
+    assert versus_one(Timing.of([1.003, 1.1]), margin=0.0) == "above"
+
+
+def test_machine_busy_when_no_second_core_is_free():
+    info = lambda load: MachineInfo("cpu", 1, "t", "3", load)  # noqa: E731
+    assert machine_busy(info(1.0), cores=2) and not machine_busy(info(0.5), cores=2)
+    assert not machine_busy(info(2.5), cores=8) and not machine_busy(info(None), cores=2)
+
+
+def _family(ratios, L=(1, 8), memory=False):
+    return DepthCost(L[0], L[1], Timing.of(ratios),
+                     math.log(statistics.median(ratios)) / math.log(L[1] / L[0]), memory)
+
+
+def test_c17_verdict_is_one_rule():
+    cached = [_family([5.0, 5.5, 5.2]), _family([4.0, 4.2, 4.4])]
+    strong_mem = _family([4.0, 4.1, 3.9], memory=True)           # k = 0.67 of 0.67..0.82
+    weak_mem = _family([1.8, 1.9, 2.0], memory=True)             # k = 0.31 < 0.5 x 0.67
+    assert (C17_MIN_RATIO, C17_CAVEAT_FACTOR) == (1.5, 0.5)
+    assert c17_verdict(cached + [strong_mem])[0] == "reproduced"
+    verdict, why = c17_verdict(cached + [weak_mem])
+    assert verdict == "reproduced with caveats" and "memory-bound" in why
+    # a memory-bound family slower in every round, but one round under 1.5x: a caveat
+    verdict, why = c17_verdict(cached + [_family([1.4, 3.5, 3.6], memory=True)])
+    assert verdict == "reproduced with caveats" and "1.40-3.60x" in why
+    # ... a cache-resident one: not reproduced; and not slower in some round: not reproduced
+    verdict, why = c17_verdict([_family([1.4, 5.0, 5.1]), strong_mem])
+    assert verdict == "not reproduced at this scale" and "not above 1.5x" in why
+    verdict, why = c17_verdict(cached + [_family([0.9, 1.8, 1.9], memory=True)])
+    assert verdict == "not reproduced at this scale" and "not slower in every round" in why
+    # the exponent compares families over different depth ranges: 2x over L = 6..12 is k = 1
+    assert _family([2.0] * 3, L=(6, 12)).exponent == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="at least one family"):
+        c17_verdict([])
+
+
+def test_depth_cost_pairs_the_ends_of_a_family_by_round():
+    fam = [_result(1, [1.0, 2.0], 10), _result(4, [2.0, 4.0], 40), _result(8, [4.0, 8.0], 80)]
+    cost = depth_cost(fam, 1000)
+    assert (cost.shallow, cost.deep) == (1, 8) and cost.ratio.samples == (4.0, 4.0)
+    assert cost.exponent == pytest.approx(2 / 3) and not cost.memory_bound
+    assert depth_cost(fam, 1).memory_bound
+
+
+# -- the roofline ---------------------------------------------------------------------------
+def test_decode_flops_are_two_per_matrix_weight_and_grow_with_the_batch():
+    c = ModelConfig.preset("gpt2-small")
+    matrices = 12 * (4 * 768**2 + 2 * 768 * 3072) + 50257 * 768
+    assert decode_flops(c) == 2 * matrices
+    assert decode_flops(c, batch=4) == 8 * matrices
+    # what decode_flops leaves out is small at the chapter's decode lengths (its docstring)
+    assert attention_flop_share(512, 40) == pytest.approx(40 / (6 * 512))
+    assert attention_flop_share(512, 40) < 0.014 and attention_flop_share(512, 320) < 0.11
+    # 2 FLOPs per 4-byte weight, a little less as biases and norms are read too
+    assert 0.49 < arithmetic_intensity(c) < 0.5
+    assert arithmetic_intensity(c, 16) == pytest.approx(16 * arithmetic_intensity(c))
+    assert decode_block_bytes(c) == 4 * count_params(c).per_block.total
+    with pytest.raises(ValueError, match="batch"):
+        decode_flops(c, batch=0)
+
+
+def test_ridge_point_and_roof():
+    assert ridge_point(100.0, 25.0) == pytest.approx(4.0)
+    assert roof_gflops(0.5, 100.0, 25.0) == pytest.approx(12.5)   # left of the ridge
+    assert roof_gflops(16.0, 100.0, 25.0) == pytest.approx(100.0)  # right of it
+    with pytest.raises(ValueError, match="peak_gflops"):
+        ridge_point(0.0, 25.0)
+
+
+def test_peak_flops_is_a_positive_rate():
+    assert 0.1 < peak_flops(n=128, repeats=2, threads=1) < 1e5   # GFLOP/s
+    with pytest.raises(ValueError, match="n must"):
+        peak_flops(n=8)
+
+
+def test_the_bandwidth_convention_is_printed_with_every_bound():
+    res = [_result(1, 1.0, 10**6)]
+    assert BANDWIDTH_CONVENTION in format_table(res, bandwidth_gbs=20.0)
+    assert "one core" in BANDWIDTH_CONVENTION and "once per token" in BANDWIDTH_CONVENTION
+    assert "read per second" in BANDWIDTH_CONVENTION
+    assert "one core" in COPY_CONVENTION and "read + write" in COPY_CONVENTION
+    c = ModelConfig(n_layer=3, d_model=64, n_head=4, vocab_size=256, context=64)
+    assert block_bound_ms(c, 20.0) == pytest.approx(decode_block_bytes(c) / 20e9 * 1e3)
+
+
+# -- regimes of a family ------------------------------------------------------------------
+FAMILY = [ModelConfig(n_layer=L, d_model=d, n_head=2, vocab_size=64, context=64)
+          for L, d in ((1, 64), (2, 46), (4, 32), (8, 22))]
+
+
+def test_block_scaling_tells_overhead_from_bandwidth():
+    flat = block_scaling(FAMILY, [0.05 * c.n_layer for c in FAMILY])   # same ms per block
+    assert flat.exponent == pytest.approx(0.0, abs=1e-9) and flat.regime == "overhead-bound"
+    streams = block_scaling(FAMILY, [c.n_layer * decode_block_bytes(c) / 1e7 for c in FAMILY])
+    assert streams.exponent == pytest.approx(1.0) and streams.regime == "bandwidth-bound"
+    assert streams.bytes_per_block == tuple(decode_block_bytes(c) for c in FAMILY)
+    assert 0 < OVERHEAD_EXPONENT < 1
+    with pytest.raises(ValueError, match="same length"):
+        block_scaling(FAMILY, [1.0])
+    with pytest.raises(ValueError, match="> 0"):
+        block_scaling(FAMILY, [1.0, 0.0, 1.0, 1.0])
+
+
+# -- chapter 6's shapes ---------------------------------------------------------------------
+def test_budget_sweep_shapes_read_the_record():
+    record = load_record(latency.BUDGET_SWEEP_RECORD)
+    shapes = budget_sweep_shapes(min_context=100)
+    assert len(shapes) == len(record.arms)
+    final = record.final("eval_loss")
+    for s, arm in zip(shapes, record.arms):
+        info = record.arm(arm)["info"]
+        assert (s.budget, s.config.n_layer, s.config.d_model) == (
+            info["budget"], info["n_layer"], info["d_model"])
+        assert s.config.context == 100 and s.seeds == len(record.seeds)
+        assert s.steps == record.arm(arm)["recipe"]["steps"]
+        assert s.loss == pytest.approx(sum(final[arm]) / len(final[arm]))
+
+
+def test_budget_sweep_shapes_average_the_seeds():
+    data = json.loads(load_record(latency.BUDGET_SWEEP_RECORD).path.read_text())
+    data["config"]["seeds"] = [0, 1]
+    extra = []
+    for r in data["runs"]:
+        r2 = copy.deepcopy(r)
+        r2["seed"], r2["final"]["eval_loss"] = 1, round(r["final"]["eval_loss"] + 0.1, 5)
+        extra.append(r2)
+    data["runs"] += extra
+    first = budget_sweep_shapes(Record.from_dict(data))[0]
+    lo = data["runs"][0]["final"]["eval_loss"]
+    assert first.seeds == 2 and first.loss_range == pytest.approx((lo, lo + 0.1))
+    assert first.loss == pytest.approx(lo + 0.05)
+    assert first.config.context == data["config"]["arms"][0]["model"]["context"]
+    data["runs"][0]["final"]["eval_loss"] = None   # e.g. a run that stopped early
+    with pytest.raises(ValueError, match="has no eval_loss for some seed"):
+        budget_sweep_shapes(Record.from_dict(data))
+
+
 # -- measuring ----------------------------------------------------------------------------
 def test_measure_many_returns_one_result_per_model():
     models = [cfg(n_layer=1), Transformer(cfg(n_layer=3), seed=1)]
@@ -91,6 +361,21 @@ def test_measure_many_returns_one_result_per_model():
     table = format_table(res, bandwidth_gbs=20.0, head=[None, None])
     assert "bound ms" in table and "torch" in table
     assert f"{res[1].bound_ms(20.0):.2f}" in table.splitlines()[3]   # L=3's row: its bound
+
+
+def test_measure_rounds_rebuilds_over_the_cap_and_probes_the_read_rate():
+    """Configs over the resident cap are built afresh each round (same seed: same result
+    shape); the read probe gives one rate per round."""
+    r = measure_rounds([cfg(n_layer=1), cfg(n_layer=2)], prompt_len=3, new_tokens=2,
+                       repeats=2, warmup=1, resident_cap=0, read_probe=2**20, desc=None)
+    assert [x.n_layer for x in r.results] == [1, 2]
+    assert all(len(x.decode.samples) == 2 for x in r.results)
+    assert len(r.read_gbs.samples) == 2 and 0.01 < r.read_gbs.median < 10_000
+    assert r.read_probe_bytes == 2**20
+    assert measure_rounds([cfg()], prompt_len=3, new_tokens=2, repeats=1,
+                          desc=None).read_gbs is None
+    with pytest.raises(ValueError, match="read_probe"):
+        measure_rounds([cfg()], read_probe=10, desc=None)
 
 
 def test_measure_latency_with_threads_and_batch():
@@ -151,3 +436,15 @@ def test_decoding_with_two_threads_matches_one_thread():
     with num_threads(2):
         two = model.generate(prompt, 10)
     assert torch.equal(one, two)
+
+
+def test_a_looped_model_is_timed_once_per_step_and_reads_its_block_per_application():
+    from depthnotes.latency import decode_weight_bytes, head_latency, measure_latency
+
+    looped = ModelConfig(n_layer=4, d_model=32, n_head=2, vocab_size=50, context=32,
+                         n_unique_blocks=1)
+    distinct = looped.replace(n_unique_blocks=None)
+    assert decode_weight_bytes(looped) == decode_weight_bytes(distinct)
+    r = measure_latency(looped, new_tokens=3, prompt_len=2, repeats=1)
+    assert r.n_layer == 4 and r.decode.median > 0
+    assert head_latency(looped, calls=2, repeats=1).median > 0

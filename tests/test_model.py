@@ -8,13 +8,7 @@ from depthnotes import ModelConfig, Transformer, count_params
 from depthnotes.model import KVCache
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These tests run with one thread (the book's setting); the session's count comes back."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
 
 
 def tiny(**kw):

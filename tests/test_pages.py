@@ -55,7 +55,8 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
     table = claims.render_claims_table(root)
-    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 20  # a row each
+    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 21  # a row each
+    assert "Of 21 rows for 20 claims" in table                    # C8 in two parts
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
     assert "**1** reproduced, **1** reproduced with caveats" in table
     assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
@@ -86,12 +87,26 @@ def test_only_notebooks_in_the_toc_count(tmp_path):
     assert [p.name for p in book.toc_notebooks(root)] == ["01_toy.ipynb"]
 
 
+def test_a_split_claim_gets_a_row_per_part(tmp_path):
+    """C8a and C8b are read, labelled and shown separately: one part's verdict does not hide
+    the other's."""
+    root = _book(tmp_path, _claim_cells("C8a", "Claim C8a — not reproduced at this scale: x")
+                 + _claim_cells("C8b", "Claim C8b — reproduced: y"), name="04_toy")
+    found = claims.collect_claims(root)
+    assert {c: (r.label, r.verdict) for c, r in found.items()} == {
+        "C8a": ("claim-c8a", "not reproduced at this scale"), "C8b": ("claim-c8b", "reproduced")}
+    table = claims.render_claims_table(root)
+    assert "| C8b | Plain post-norm stops" in table and "{ref}`C8b <claim-c8b>`" in table
+    assert "| ✓ reproduced | y |" in table
+
+
 def test_the_books_claims_parse():
-    """Every claim C1-C17 and X1-X3 is checked by a chapter, and every claim line follows the
-    format."""
+    """Every claim C1-C17 (C8 in two parts) and X1-X3 is checked by a chapter, and every claim
+    line follows the format."""
     found = claims.collect_claims(ROOT)
-    assert sorted(found, key=lambda c: (c[0], int(c[1:]))) == \
-        [f"C{i}" for i in range(1, 18)] + [f"X{i}" for i in range(1, 4)]
+    assert sorted(found, key=list(claims.CLAIMS).index) == (
+        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b"] + [f"C{i}" for i in range(9, 18)]
+        + [f"X{i}" for i in range(1, 4)])
     assert set(found) == set(claims.CLAIMS)
     for cid, r in found.items():
         assert r.verdicts and all(v in claims.VERDICTS for v in r.verdicts), cid

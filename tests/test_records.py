@@ -88,11 +88,11 @@ def test_load_from_a_records_folder_next_to_the_working_directory(quick_records,
                                                                   monkeypatch):
     folder = tmp_path / "handout"
     (folder / "records").mkdir(parents=True)
-    shutil.copy(quick_records / "pointer_chasing_6000_steps.quick.json", folder / "records")
+    shutil.copy(quick_records / "khop_depth_sweep.quick.json", folder / "records")
     monkeypatch.chdir(folder)
-    assert find_record("pointer_chasing_6000_steps", quick=True) == \
-        folder / "records" / "pointer_chasing_6000_steps.quick.json"
-    assert load_record("pointer_chasing_6000_steps", quick=True).quick
+    assert find_record("khop_depth_sweep", quick=True) == \
+        folder / "records" / "khop_depth_sweep.quick.json"
+    assert load_record("khop_depth_sweep", quick=True).quick
 
 
 def test_load_falls_back_to_the_repository(tmp_path, monkeypatch):
@@ -207,3 +207,44 @@ def test_command_quick_writes_elsewhere(tmp_path, capsys, monkeypatch):
     assert "wrote" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         _command(["nope"])
+
+
+# -- kept models (an experiment with keep_models) ------------------------------------------------
+def test_kept_models_are_the_recorded_runs(quick_records):
+    from depthnotes.records import load_model
+    from depthnotes.tasks import query_accuracy
+
+    rec = load_record("khop_models", directory=quick_records, quick=True)
+    assert (quick_records / "khop_models.quick.models.pt").is_file()
+    assert rec.config["keep_models"] is True
+    exp = get_experiment("khop_models", quick=True)
+    for arm in rec.arms:
+        model = load_model(rec, arm, 0)
+        acc = query_accuracy(model, exp.data, 2, exp.arms[0].recipe.eval_sequences)
+        assert acc == pytest.approx(rec.run(arm, 0)["final"]["accuracy_k2"], abs=1e-5)
+    with pytest.raises(KeyError, match="no run of arm"):
+        load_model(rec, "no such arm", 0)
+    sweep = load_record("khop_depth_sweep", directory=quick_records, quick=True)
+    assert "keep_models" not in sweep.config
+    with pytest.raises(FileNotFoundError, match="no stored models"):
+        load_model(sweep, sweep.arms[0], 0)
+
+
+def test_kept_models_retrain_the_sweeps_seed_0_runs(quick_records):
+    """Chapter 3 reads the kept models as the sweep's seed-0 models: training is
+    deterministic, so the same arm and seed give the same results."""
+    kept = load_record("khop_models", directory=quick_records, quick=True)
+    sweep = load_record("khop_depth_sweep", directory=quick_records, quick=True)
+    for arm in kept.arms:
+        assert kept.arm(arm) == sweep.arm(arm)
+        assert kept.run(arm, 0)["final"] == sweep.run(arm, 0)["final"]
+
+def test_a_field_added_at_its_default_does_not_make_a_record_stale():
+    from depthnotes.records import ADDED_FIELDS, config_differences
+
+    stored = {"model": {"n_layer": 2}}
+    for field, default in ADDED_FIELDS.items():
+        assert config_differences(stored, {"model": {"n_layer": 2, field: default}}) == []
+        changed = config_differences(stored, {"model": {"n_layer": 2, field: "other"}})
+        assert changed and field in changed[0]
+    assert config_differences(stored, {"model": {"n_layer": 2, "new_option": None}})

@@ -4,108 +4,196 @@ import math
 
 import pytest
 
-from depthnotes.trainability import (DIVERGED, MIXED, STALLED, STOPS, TRAINED, TRAINS,
-                                     depth_outcomes, describe, failure_depth, failure_verdict,
-                                     run_status, seed_curves)
+from depthnotes.trainability import (DIVERGED, FLAT_SLOPE, MIXED, SLOW, SLOWER, STALLED,
+                                     STOPS, TRAINED, TRAINS, depth_outcomes, describe,
+                                     failure_depth, failure_verdict, late_slope, run_status,
+                                     seed_curves, time_to_train)
 from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
 
 BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0
+STEPS = 300
 
 
 class FakeRecord:
-    """The parts of a ``records.Record`` the rule reads: arms with info, finals per seed."""
+    """The parts of a ``records.Record`` the rule reads: arms with info, finals and curves
+    per seed."""
 
     def __init__(self, table, seeds=(0, 1, 2)):
-        # table: {(family, L): [eval loss per seed, or "div" for a diverged run]}
+        # table: {(family, L) or (family, L, lr): [run per seed]}; lr 1e-3 when not given.
+        # A run is "div" (diverged), a final eval loss (flat curve), or (final eval loss,
+        # slope in nats per 100 steps): its train and eval curves are the line through the
+        # final loss with that slope, so late_slope reads the slope back.
         self.seeds = list(seeds)
-        self.arms = [f"{fam}, L={L}" for fam, L in table]
-        self._info = {f"{fam}, L={L}": {"family": fam, "n_layer": L} for fam, L in table}
-        self._final = {f"{fam}, L={L}": [
-            {"eval_loss": None, "diverged": True, "initial_loss": 4.5} if v == "div"
-            else {"eval_loss": v, "diverged": False, "initial_loss": 4.5} for v in vals]
-            for (fam, L), vals in table.items()}
+        keys = [k if len(k) == 3 else (*k, 1e-3) for k in table]
+        self.arms = [f"{fam}, L={L}, lr={lr:g}" for fam, L, lr in keys]
+        self._info = {a: {"family": fam, "n_layer": L, "lr": lr}
+                      for a, (fam, L, lr) in zip(self.arms, keys)}
+        self._runs = {a: [self._run(v) for v in vals]
+                      for a, vals in zip(self.arms, table.values())}
+
+    @staticmethod
+    def _run(v):
+        if v == "div":
+            return {"final": {"eval_loss": None, "diverged": True, "initial_loss": 4.5},
+                    "curves": {"train_loss": [4.5, None], "eval_steps": [], "eval_loss": []}}
+        final, slope = v if isinstance(v, tuple) else (v, 0.0)
+        line = [final + slope / 100 * (s - STEPS) for s in range(1, STEPS + 1)]
+        return {"final": {"eval_loss": final, "diverged": False, "initial_loss": 4.5},
+                "curves": {"train_loss": line, "eval_steps": list(range(50, STEPS + 1, 50)),
+                           "eval_loss": line[49::50]}}
 
     def arm(self, name):
         return {"name": name, "info": self._info[name]}
 
     def run(self, arm, seed):
-        return {"final": self._final[arm][self.seeds.index(seed)]}
+        return self._runs[arm][self.seeds.index(seed)]
+
+    def curve(self, arm, key, seed):
+        curves = self.run(arm, seed)["curves"]
+        if key == "eval_loss":
+            return curves["eval_steps"], curves["eval_loss"]
+        return list(range(1, len(curves[key]) + 1)), curves[key]
 
 
-def table(post, pre, alt):
+def table(post, pre, *alts):
     rows = {}
-    for fam, by_depth in (("post", post), ("pre", pre), ("alt", alt)):
+    for fam, by_depth in (("post", post), ("pre", pre)) + tuple(
+            (f"alt{i}", a) for i, a in enumerate(alts)):
         for L, vals in by_depth.items():
             rows[(fam, L)] = vals
     return rows
 
 
 OK, BAD = [2.4, 2.5, 2.45], [3.24, 3.25, 3.23]
+SLOWING = [(3.1, -0.3), (3.05, -0.2), (3.2, -0.4)]      # above the line, still falling
+ALL = (6, 12, 24, 48)
 
 
-def test_run_status_uses_the_margin_below_the_baseline():
-    assert run_status(2.99, False, BASE, MARGIN) == TRAINED
-    assert run_status(3.0, False, BASE, MARGIN) == STALLED      # not strictly below
-    assert run_status(3.6, False, BASE, MARGIN) == STALLED
-    assert run_status(None, True, BASE, MARGIN) == DIVERGED
+def test_late_slope_reads_the_last_third_in_nats_per_100_steps():
+    steps = list(range(1, 301))
+    losses = [4.0 if s <= 200 else 3.0 - 0.002 * (s - 200) for s in steps]
+    assert late_slope(steps, losses) == pytest.approx(-0.2)           # the early drop ignored
+    assert late_slope(steps, [1.0 if s < 250 else math.nan for s in steps]) == \
+        pytest.approx(0.0)                                           # NaN left out
+    with pytest.raises(ValueError, match="a slope needs two"):
+        late_slope([1, 2, 3], [1.0, 2.0, None])
+    with pytest.raises(ValueError, match="one length"):
+        late_slope([1, 2], [1.0])
+
+
+def test_time_to_train_is_the_first_evaluation_below_the_line():
+    assert time_to_train([50, 100, 150], [3.2, 2.99, 2.5], BASE, MARGIN) == 100
+    assert time_to_train([50, 100], [3.0, None], BASE, MARGIN) is None   # not strictly below
+
+
+def test_run_status_uses_the_margin_and_the_late_slope():
+    assert run_status(2.99, False, None, BASE, MARGIN) == TRAINED
+    assert run_status(3.0, False, 0.0, BASE, MARGIN) == STALLED      # not strictly below
+    assert run_status(3.6, False, 0.3, BASE, MARGIN) == STALLED      # rising: not training
+    assert run_status(3.1, False, -FLAT_SLOPE, BASE, MARGIN) == SLOW   # falls by the bound
+    assert run_status(3.1, False, -0.04, BASE, MARGIN) == STALLED
+    assert run_status(3.1, False, -0.06, BASE, MARGIN) == SLOW
+    assert run_status(3.1, False, -0.06, BASE, MARGIN, flat=0.1) == STALLED
+    assert run_status(None, True, None, BASE, MARGIN) == DIVERGED
     with pytest.raises(ValueError, match="eval_loss must be a finite number"):
-        run_status(None, False, BASE, MARGIN)
+        run_status(None, False, 0.0, BASE, MARGIN)
+    with pytest.raises(ValueError, match="slope must be a finite number"):
+        run_status(3.1, False, None, BASE, MARGIN)
     with pytest.raises(ValueError, match="margin"):
-        run_status(2.0, False, BASE, -0.1)
+        run_status(2.0, False, None, BASE, -0.1)
 
 
 def test_outcomes_failure_depth_and_description():
     rec = FakeRecord(table({6: OK, 12: [2.5, 3.2, "div"], 24: BAD, 48: [3.2, "div", "div"]},
-                           {6: OK, 12: OK, 24: OK, 48: OK}, {6: OK, 12: OK, 24: OK, 48: OK}))
+                           {6: OK, 12: SLOWING, 24: OK, 48: [2.5, 2.6, (3.1, -0.2)]},
+                           dict.fromkeys(ALL, OK)))
     out = depth_outcomes(rec, BASE, MARGIN)
-    assert list(out) == ["post", "pre", "alt"]
-    post = out["post"]
+    assert list(out) == ["post", "pre", "alt0"]
+    post, pre = out["post"], out["pre"]
     assert [r.n_layer for r in post] == [6, 12, 24, 48]
     assert [r.outcome for r in post] == [TRAINS, MIXED, STOPS, STOPS]
+    assert [r.outcome for r in pre] == [TRAINS, SLOWER, TRAINS, SLOWER]
     assert post[1].statuses == (TRAINED, STALLED, DIVERGED)
     assert post[1].losses == (2.5, 3.2, 4.5)              # a diverged run: its first loss
-    assert failure_depth(post) == 24 and failure_depth(out["pre"]) is None
+    assert post[1].times == (50, None, None) and post[1].slopes[2] is None
+    assert pre[1].statuses == (SLOW,) * 3 and pre[1].slopes[0] == pytest.approx(-0.3)
+    assert failure_depth(post) == 24 and failure_depth(pre) is None
     assert describe(post) == ("trains at L = 6; mixed at L = 12; stops at L = 24, 48 "
-                              "(3 of 8 failed runs diverged)")
-    assert describe(out["pre"]) == "trains at L = 6, 12, 24, 48"
+                              "(3 of 8 stopped runs diverged)")
+    assert describe(pre) == "trains at L = 6, 24; slower at L = 12, 48"
 
 
-def test_verdict_reproduced_with_and_without_caveat():
-    rows = table({6: OK, 12: BAD, 24: BAD}, {6: OK, 12: OK, 24: OK}, {6: OK, 12: BAD, 24: BAD})
-    v = failure_verdict(depth_outcomes(FakeRecord(rows), BASE, MARGIN), "post", "pre", "alt")
-    assert (v.word, v.depth, v.caveat) == (REPRODUCED, 12, None)
+def test_time_to_train_comes_from_the_eval_curve():
+    # a run that crosses 3.0 at step 200 of a falling line: 3.0 - 0.5 * (s - 200) / 100
+    rec = FakeRecord({("post", 6): [(2.5, -0.5)] * 3})
+    (row,) = depth_outcomes(rec, BASE, MARGIN)["post"]
+    assert row.times == (250,) * 3 and row.outcome == TRAINS   # first eval below 3.0
+
+
+def test_each_family_is_scored_at_its_best_rate():
+    rows = {("post", 6): OK, ("post", 12): BAD, ("post", 12, 3e-4): [2.6, 3.1, 2.9],
+            ("pre", 6): OK, ("pre", 12): [2.5, 2.6, "div"], ("pre", 12, 3e-4): OK}
+    out = depth_outcomes(FakeRecord(rows), BASE, MARGIN)
+    post12, pre12 = out["post"][1], out["pre"][1]
+    assert (post12.lr, post12.losses, post12.outcome) == (3e-4, (2.6, 3.1, 2.9), MIXED)
+    assert [lr for lr, _ in post12.rates] == [3e-4, 1e-3]
+    assert post12.rates[0][1] == pytest.approx((2.6 + 3.1 + 2.9) / 3)
+    # the diverged seed counts with its first loss (4.5): lr 1e-3 has mean 3.2 > 2.45
+    assert (pre12.lr, pre12.outcome) == (3e-4, TRAINS)
+    assert pre12.rates[1][1] == pytest.approx((2.5 + 2.6 + 4.5) / 3)
+    assert out["post"][0].rates == ((1e-3, pytest.approx(2.45)),)      # one rate tried
+    assert [r.n_layer for r in out["post"]] == [6, 12]
+
+
+def verdict_of(rows, alternatives=("alt0",), **kw):
+    return failure_verdict(depth_outcomes(FakeRecord(rows), BASE, MARGIN), "post", "pre",
+                           alternatives, **kw)
+
+
+def test_verdict_reproduced_only_past_a_few_dozen_layers():
+    good = dict.fromkeys(ALL, OK)
+    v = verdict_of(table({6: OK, 12: OK, 24: BAD, 48: BAD}, good,
+                         {6: OK, 12: OK, 24: BAD, 48: BAD}))
+    assert (v.word, v.depth, v.caveat) == (REPRODUCED, 24, None)
     assert v.comparison.best == "pre" and v.comparison.clear
-    rows = table({6: OK, 12: BAD}, {6: OK, 12: OK}, {6: OK, 12: OK})
-    v = failure_verdict(depth_outcomes(FakeRecord(rows), BASE, MARGIN), "post", "pre", "alt")
-    assert v.word == WITH_CAVEATS and v.caveat == "alt still trains at L = 12"
+    v = verdict_of(table({6: OK, 12: BAD, 24: BAD}, good, {6: OK, 12: BAD, 24: BAD}))
+    assert (v.word, v.depth) == (WITH_CAVEATS, 12)
+    assert v.caveat == "fails already at L = 12, short of a few dozen layers (L >= 24)"
+    v = verdict_of(table({6: OK, 12: BAD}, good, {6: OK, 12: BAD}), few_dozen=12)
+    assert (v.word, v.caveat) == (REPRODUCED, None)
+
+
+def test_verdict_caveat_names_every_post_norm_alternative_that_does_not_stop():
+    good = dict.fromkeys(ALL, OK)
+    rows = table({6: OK, 24: BAD}, good, {6: OK, 24: BAD}, {6: OK, 24: SLOWING},
+                 {6: OK, 24: [2.5, 3.2, 3.2]})
+    v = verdict_of(rows, alternatives=("alt0", "alt1", "alt2"))
+    assert v.word == WITH_CAVEATS
+    assert v.caveat == "alt1 slower at L = 24; alt2 mixed at L = 24"
+    assert v.reason.endswith(v.caveat)
 
 
 def test_verdict_not_reproduced_when_the_rule_fails():
-    outcomes = depth_outcomes(FakeRecord(table({6: BAD, 12: BAD}, {6: OK, 12: OK},
-                                               {6: OK, 12: OK})), BASE, MARGIN)
-    v = failure_verdict(outcomes, "post", "pre", "alt")      # fails even shallow
-    assert v.word == NOT_REPRODUCED and "shallowest" in v.reason
-    outcomes = depth_outcomes(FakeRecord(table({6: OK, 12: OK}, {6: OK, 12: OK},
-                                               {6: OK, 12: OK})), BASE, MARGIN)
-    v = failure_verdict(outcomes, "post", "pre")             # never stops
-    assert v.word == NOT_REPRODUCED and v.depth is None
-    outcomes = depth_outcomes(FakeRecord(table({6: OK, 12: BAD}, {6: OK, 12: BAD},
-                                               {6: OK, 12: OK})), BASE, MARGIN)
-    v = failure_verdict(outcomes, "post", "pre", "alt")      # the reference stops too
-    assert v.word == NOT_REPRODUCED and "either" in v.reason
-    close = [2.95, 2.99, 2.97]                               # trains, but within noise of BAD?
-    outcomes = depth_outcomes(FakeRecord(table({6: OK, 12: [3.0, 3.3, 3.1]},
-                                               {6: OK, 12: close}, {6: OK, 12: OK})),
-                              BASE, MARGIN)
-    v = failure_verdict(outcomes, "post", "pre")             # gap 0.16 < range 0.3
-    assert v.word == NOT_REPRODUCED and not v.comparison.clear
+    v = verdict_of(table({6: BAD, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: OK}))
+    assert v.word == NOT_REPRODUCED and "shallowest" in v.reason     # fails even shallow
+    v = verdict_of(table({6: OK, 24: SLOWING}, {6: OK, 24: OK}, {6: OK, 24: OK}))
+    assert v.word == NOT_REPRODUCED and v.depth is None              # slower is not "stops"
+    assert "slower at L = 24" in v.reason
+    v = verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: BAD}, {6: OK, 24: OK}))
+    assert v.word == NOT_REPRODUCED and "either" in v.reason        # the reference stops too
+    close = [2.95, 2.99, 2.97]                                       # trains, within noise
+    v = verdict_of(table({6: OK, 24: [3.0, 3.3, 3.1]}, {6: OK, 24: close}, {6: OK, 24: OK}))
+    assert v.word == NOT_REPRODUCED and not v.comparison.clear      # gap 0.16 < range 0.3
     with pytest.raises(KeyError, match="no family 'nope'"):
-        failure_verdict(outcomes, "post", "nope")
+        verdict_of(table({6: OK}, {6: OK}), alternatives=("nope",))
+    with pytest.raises(KeyError, match="not trained at L = 24"):
+        verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK}))
 
 
 def test_on_the_quick_record():
     """The rule reads the record ``postnorm_failure_depth`` writes (its quick version)."""
-    from depthnotes.experiments import FAILURE_FAMILIES, get_experiment
+    from depthnotes.experiments import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
+                                        FAILURE_LR_GRID, get_experiment)
     from depthnotes.records import Record, run_experiment
 
     rec = Record.from_dict(run_experiment(get_experiment("postnorm_failure_depth", True),
@@ -114,6 +202,13 @@ def test_on_the_quick_record():
     assert list(out) == [f[0] for f in FAILURE_FAMILIES]
     assert all(r.outcome == TRAINS and len(r.statuses) == 3 for rows in out.values()
                for r in rows)
+    assert all(t == 2 for rows in out.values() for r in rows for t in r.times)  # 1st eval
+    grid = {f: [len(r.rates) for r in rows] for f, rows in out.items()}
+    assert grid == {f[0]: [1, 1 + len(FAILURE_LR_GRID) * (f[0] in FAILURE_GRID_FAMILIES)]
+                    for f in FAILURE_FAMILIES}     # the grid at the deepest quick depth
+    high = depth_outcomes(rec, baseline=1.0, margin=0.5)     # nothing gets below 0.5
+    assert all(s in (SLOW, STALLED) for rows in high.values() for r in rows
+               for s in r.statuses)
     steps, curves = seed_curves(rec, rec.arms[0])
     assert len(curves) == 3 and all(math.isfinite(v) for c in curves for v in c)
     assert steps[0][-1] == rec.arm(rec.arms[0])["recipe"]["steps"]

@@ -9,17 +9,23 @@ from __future__ import annotations
 import json
 
 from ..config import PRESETS, ModelConfig
-from ..latency import fit_latency, format_table, head_latency, measure_many, memory_bandwidth
+from ..latency import (BANDWIDTH_CONVENTION, MEMORY_MARGIN, cache_regime, fit_latency,
+                       fit_memory_regime, format_table, head_latency, last_level_cache,
+                       measure_rounds, memory_resident, read_probe_bytes)
 from ..runtime import num_threads
 
 DESCRIPTION = """\
 Measure per-token decode latency (KV cache, greedy, random weights) of one or more model
 shapes on this machine, and print a table: decode ms per step (median and min-max over the
-repeats), prefill ms, and the memory-bandwidth bound of each shape.
+repeats), prefill ms, and each shape's one-core bound: its weight bytes / one core's read
+rate, measured by a matrix-vector product over a weight of 4x the last-level cache in the
+same rounds as the decodes.
 
 Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size, --context;
 --n-layer takes several depths, and one model is measured per depth (round-robin). With two
-or more depths the table ends with the fit ms/token = a + b*L.
+or more depths the table ends with the fit ms/token = a + b*L, where each depth's weights are
+read from (cache, transition or memory: memory above 2x the last-level cache, cache below
+0.5x), and, with two or more memory-resident depths, the same fit through those only.
 
 examples:
   python -m depthnotes latency                                  # GPT-2 small
@@ -61,7 +67,7 @@ def add_arguments(p) -> None:
                      help="also time the depth-independent part (embedding lookup, final norm, "
                           "output head) and split each decode step into head and blocks")
     out.add_argument("--no-bandwidth", action="store_true",
-                     help="skip measuring memory bandwidth and the bound column")
+                     help="skip measuring one core's read rate and the bound column")
     out.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
 
 
@@ -84,18 +90,31 @@ def run(args, parser) -> int:
     if need > base.context:
         parser.error(f"--prompt-len + --new-tokens + 1 = {need} exceeds the context of "
                      f"{base.context} positions; lower them or raise --context")
+    cache = last_level_cache()
     with num_threads(args.threads):
-        results = measure_many(configs, prompt_len=args.prompt_len, new_tokens=args.new_tokens,
-                               repeats=args.repeats, warmup=args.warmup, batch=args.batch,
-                               seed=args.seed, desc=None)
+        rounds = measure_rounds(configs, prompt_len=args.prompt_len,
+                                new_tokens=args.new_tokens, repeats=args.repeats,
+                                warmup=args.warmup, batch=args.batch, seed=args.seed,
+                                read_probe=None if args.no_bandwidth else read_probe_bytes(cache),
+                                desc=None)
         heads = ([head_latency(c, batch=args.batch, seed=args.seed) for c in configs]
                  if args.head else None)
-        bw = None if args.no_bandwidth else memory_bandwidth()
+    results = rounds.results
+    bw = rounds.read_gbs.median if rounds.read_gbs else None
     print(format_table(results, bw, heads))
     if len(set(depths)) >= 2:
         fit = fit_latency(depths, [r.decode.median for r in results])
         print(f"fit: ms/token = {fit.intercept:.2f} + {fit.slope:.3f} * L   "
               f"(R^2 = {fit.r2:.3f})")
+        where = ", ".join(f"L={r.n_layer}: {cache_regime(r.weight_bytes, cache)}"
+                          for r in results)
+        print(f"last-level cache {cache.megabytes:.1f} MB ({cache.source}); weights read from "
+              f"(memory above {MEMORY_MARGIN:g}x the cache): {where}")
+        resident = [r.n_layer for r in results if memory_resident(r.weight_bytes, cache)]
+        if len(set(resident)) >= 2:
+            fm = fit_memory_regime(results, cache)
+            print(f"fit in the memory regime: ms/token = {fm.intercept:.2f} + "
+                  f"{fm.slope:.3f} * L   (R^2 = {fm.r2:.3f})")
         if heads:
             blocks = [r.decode.median - h.median for r, h in zip(results, heads)]
             f2 = fit_latency(depths, blocks)
@@ -103,6 +122,9 @@ def run(args, parser) -> int:
                   f"(R^2 = {f2.r2:.3f})")
     if args.json:
         payload = {"results": [r.as_dict() for r in results], "bandwidth_gbs": bw,
+                   "bandwidth_range_gbs": ([rounds.read_gbs.min, rounds.read_gbs.max]
+                                           if rounds.read_gbs else None),
+                   "bandwidth_convention": BANDWIDTH_CONVENTION,
                    "head_ms": [h.median for h in heads] if heads else None}
         with open(args.json, "w") as f:
             json.dump(payload, f, indent=1)

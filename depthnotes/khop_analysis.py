@@ -1,0 +1,117 @@
+"""Chapter 3's analyses: the depth sweep read from its record, and where a trained model looks.
+
+The record ``khop_depth_sweep`` (``experiments.py``) trains two families of models on k-hop
+pointer chasing, three seeds each: *fixed width* (d held, one block more at a time: what an
+added block buys) and *fixed parameters* (wider when shallower: what depth buys at equal
+cost). Some shapes ran at several learning rates; a shape is scored at its best rate, chosen
+by its mean accuracy over k >= 2 and all seeds (the hops a shallow model might be failing
+for want of a better rate), so no shape loses for a rate tuned for another.
+
+The chapter's rule, computed here and stated on the page: a model **solves** k hops when
+its accuracy on k-hop queries reaches a threshold (0.9 on the page); the **depth needed**
+for k, for one seed, is the smallest depth that solves k with that seed (None when no
+depth in the family does). The seeds' values give the spread.
+
+``chain_attention`` looks inside one trained model: how much attention each block's heads
+put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
+the position of f(x) (where f^2(x) is written). A chasing circuit reads x in one block and
+f(x) in the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+
+import numpy as np
+import torch
+
+from .checks import check_choice, check_int, check_number
+from .probes import attention_weights
+
+#: The two families of the sweep, as the record's arms name them in ``info["families"]``.
+FAMILIES = ("fixed width", "fixed parameters")
+
+
+@dataclass(frozen=True)
+class SweepShape:
+    """One shape of a family at its best learning rate: accuracies per k, one per seed."""
+
+    n_layer: int
+    d_model: int
+    arm: str                     # the record's arm (the best rate's)
+    lr: float
+    rates: dict                  # {lr: mean accuracy over k >= 2 and seeds} for every rate run
+    accuracy: dict               # {k: [accuracy of each seed, in seed order]}
+
+    def mean(self, k: int) -> float:
+        return mean(self.accuracy[k])
+
+
+def hops_of(record) -> list[int]:
+    """The k's the record scored (from its final metrics ``accuracy_k<k>``)."""
+    final = record.runs[0]["final"]
+    return sorted(int(key.removeprefix("accuracy_k")) for key in final
+                  if key.startswith("accuracy_k"))
+
+
+def family_shapes(records, family: str) -> list[SweepShape]:
+    """The shapes of ``family``, by depth, each at its best learning rate, pooled over one
+    record or a list of records of the same task and seeds (a later record may add rates
+    for some shapes: chapter 3's ``khop_rate_check``)."""
+    check_choice("family", family, FAMILIES)
+    records = list(records) if isinstance(records, (list, tuple)) else [records]
+    hops = hops_of(records[0])
+    arms: dict[str, tuple[dict, dict]] = {}        # arm -> (info, {k: [per seed]})
+    for record in records:
+        if hops_of(record) != hops or record.seeds != records[0].seeds:
+            raise ValueError(f"record {record.name!r} scores other k's or seeds than "
+                             f"{records[0].name!r}; they cannot be pooled")
+        finals = {k: record.final(f"accuracy_k{k}") for k in hops}  # {k: {arm: [seeds]}}
+        for arm in record.arms:
+            if arm in arms:
+                raise ValueError(f"arm {arm!r} is in two of the records")
+            arms[arm] = (record.arm(arm)["info"], {k: finals[k][arm] for k in hops})
+    groups: dict[tuple, list[str]] = {}
+    for arm, (info, _) in arms.items():
+        if family in info["families"]:
+            groups.setdefault((info["n_layer"], info["d_model"]), []).append(arm)
+    shapes = []
+    for (L, d), names in sorted(groups.items()):
+        rates = {arms[a][0]["lr"]: mean(mean(arms[a][1][k]) for k in hops if k >= 2)
+                 for a in names}
+        best = max(names, key=lambda a: rates[arms[a][0]["lr"]])   # first on a tie
+        shapes.append(SweepShape(L, d, best, arms[best][0]["lr"], rates, arms[best][1]))
+    return shapes
+
+
+def depth_needed(shapes: list[SweepShape], k: int, threshold: float) -> list[int | None]:
+    """The depth needed for ``k`` with each seed (in seed order): the smallest ``n_layer``
+    whose accuracy with that seed is at least ``threshold``; None where no shape's is."""
+    check_number("threshold", threshold, 0, 1)
+    seeds = len(shapes[0].accuracy[k])
+    return [min((s.n_layer for s in shapes if s.accuracy[k][i] >= threshold), default=None)
+            for i in range(seeds)]
+
+
+def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,
+                    seed: int = 10**9 + 500) -> dict[str, np.ndarray]:
+    """Mean attention at the ``hops``-hop queries of fresh sequences, per block and head,
+    each of shape (L, n_head): on the table position of the start x (``"x"``), on the
+    position of f(x) (``"f(x)"``), and on the whole table (``"table"``; what a head that
+    spreads evenly over the table would put on one position is ``"table" / n_nodes``)."""
+    check_int("hops", hops, 1)
+    check_int("n_sequences", n_sequences, 1)
+    idx, _ = task.batch(n_sequences, seed=seed, hops=hops)                 # (N, T)
+    n = task.n_nodes
+    start = idx[:, n + 1:] - task.query_token(hops, 0)                    # (N, q): x
+    fx = torch.gather(idx[:, :n], 1, start)                                # (N, q): f(x)
+    att = torch.from_numpy(attention_weights(model, idx))[:, :, :, n + 1:]  # (L, N, nh, q, T)
+    L, N, nh, q, T = att.shape
+
+    def at(pos):                                                           # (N, q) -> (L, nh)
+        where = pos[None, :, None, :, None].expand(L, N, nh, q, 1)
+        return torch.gather(att, 4, where).squeeze(-1).mean(dim=(1, 3)).numpy()
+
+    return {"x": at(start), "f(x)": at(fx),
+            "table": att[..., :n].sum(-1).mean(dim=(1, 3)).numpy()}

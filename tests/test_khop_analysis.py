@@ -1,0 +1,140 @@
+"""Chapter 3's reading of its depth sweep: best rate per shape, depth needed per seed, and the
+causal-mask reach of pointer doubling."""
+
+import numpy as np
+import pytest
+
+from depthnotes.hops import causal_doubling_reach
+from depthnotes.khop_analysis import depth_needed, family_shapes, hops_of
+from fake_records import FakeRecord, info
+
+
+RECORD = FakeRecord({
+    "L=1 lr=1e-3": (info(1, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [.30, .31, .29]}),
+    "L=1 lr=3e-3": (info(1, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.20, .22, .21]}),
+    "L=2": (info(2, 64, 3e-3, "fixed width", "fixed parameters"),
+            {1: [1, 1, 1], 2: [.80, .24, .60]}),
+    "L=3": (info(3, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.20, .70, .25]}),
+    "L=1 d=90": (info(1, 90, 3e-3, "fixed parameters"), {1: [1, 1, 1], 2: [.2, .2, .2]}),
+})
+
+
+def test_each_shape_takes_its_best_rate_and_families_are_separate():
+    width = family_shapes(RECORD, "fixed width")
+    assert [(s.n_layer, s.d_model) for s in width] == [(1, 64), (2, 64), (3, 64)]
+    assert width[0].arm == "L=1 lr=1e-3" and width[0].lr == 1e-3
+    assert width[0].rates == pytest.approx({1e-3: 0.30, 3e-3: 0.21})
+    params = family_shapes(RECORD, "fixed parameters")
+    assert [(s.n_layer, s.d_model) for s in params] == [(1, 90), (2, 64)]
+    assert hops_of(RECORD) == [1, 2]
+
+
+def test_depth_needed_is_per_seed_and_none_when_no_depth_does_it():
+    shapes = family_shapes(RECORD, "fixed width")
+    assert depth_needed(shapes, 2, threshold=0.5) == [2, 3, 2]
+    assert depth_needed(shapes, 2, threshold=0.75) == [2, None, None]
+    assert depth_needed(shapes, 2, threshold=0.8) == [2, None, None]     # at least: >=
+    assert depth_needed(shapes, 1, threshold=0.5) == [1, 1, 1]
+
+
+def test_bad_family_and_threshold_are_named():
+    with pytest.raises(ValueError, match="family"):
+        family_shapes(RECORD, "fixed depth")
+    with pytest.raises(ValueError, match="threshold"):
+        depth_needed(family_shapes(RECORD, "fixed width"), 2, threshold=1.5)
+
+
+@pytest.mark.parametrize("n", [4, 12])
+def test_one_doubling_round_matches_its_closed_form(n):
+    # Round 1 needs f(i) <= i: (i + 1) / n of the values, averaged over i: (n + 1) / (2n).
+    reach = causal_doubling_reach(n, rounds=1, samples=20_000)
+    assert reach[0] == 1.0
+    assert reach[1] == pytest.approx((n + 1) / (2 * n), abs=0.01)
+
+
+def test_doubling_reach_falls_every_round_and_is_repeatable():
+    reach = causal_doubling_reach(12, rounds=3, samples=2000)
+    assert reach == causal_doubling_reach(12, rounds=3, samples=2000)
+    assert reach[0] > reach[1] > reach[2] > reach[3] > 0
+
+
+def test_doubling_reach_on_the_identity_like_case():
+    # n = 2: f is the identity (both fixed points: always reachable) or the swap (position 0
+    # cannot read position 1; position 1 reads 0, which holds f(0) = 1, so f^2(1) = 1 only
+    # if position 0 has finished round 0, which it has): exact reach 3/4 after one round.
+    assert causal_doubling_reach(2, rounds=1, samples=20_000)[1] == pytest.approx(0.75, abs=0.01)
+
+
+def test_doubling_bad_input():
+    with pytest.raises(ValueError, match="rounds"):
+        causal_doubling_reach(12, rounds=-1)
+
+
+def test_attention_weights_reproduce_the_attention_layer():
+    import torch
+
+    from depthnotes import ModelConfig, Transformer
+    from depthnotes.probes import attention_weights
+
+    cfg = ModelConfig(n_layer=2, d_model=32, n_head=4, vocab_size=20, context=16)
+    model = Transformer(cfg, seed=3)
+    idx = torch.randint(0, 20, (3, 10), generator=torch.Generator().manual_seed(0))
+    att = torch.from_numpy(attention_weights(model, idx))                 # (L, B, nh, T, T)
+    assert att.shape == (2, 3, 4, 10, 10)
+    assert torch.allclose(att.sum(-1), torch.ones(2, 3, 4, 10), atol=1e-6)
+    assert (att.triu(1) == 0).all()                                       # causal
+    seen = {}
+    block = model.h[1]
+    hooks = [block.attn.register_forward_pre_hook(lambda m, a: seen.update(x=a[0])),
+             block.attn.register_forward_hook(lambda m, a, out: seen.update(y=out))]
+    with torch.no_grad():
+        model(idx)
+    for h in hooks:
+        h.remove()
+    x = seen["x"]
+    v = block.attn.c_attn(x).split(32, dim=2)[2].view(3, 10, 4, 8).transpose(1, 2)
+    y = (att[1] @ v).transpose(1, 2).reshape(3, 10, 32)
+    assert torch.allclose(block.attn.c_proj(y), seen["y"], atol=1e-5)
+
+
+def test_chain_attention_of_an_untrained_model_is_spread_evenly():
+    from depthnotes import ModelConfig, Transformer
+    from depthnotes.khop_analysis import chain_attention
+    from depthnotes.tasks import PointerChasing
+
+    task = PointerChasing(max_hops=2, n_nodes=8, n_queries=8)
+    cfg = ModelConfig(n_layer=2, d_model=32, n_head=2, vocab_size=task.vocab_size,
+                      context=task.seq_len)
+    out = chain_attention(Transformer(cfg, seed=0), task, hops=2, n_sequences=64)
+    assert set(out) == {"x", "f(x)", "table"} and out["x"].shape == (2, 2)
+    even = out["table"] / task.n_nodes
+    assert np.allclose(out["x"], even, rtol=0.1) and np.allclose(out["f(x)"], even, rtol=0.1)
+    with pytest.raises(ValueError, match="hops"):
+        chain_attention(Transformer(cfg, seed=0), task, hops=0)
+
+
+def test_attention_weights_of_a_looped_model_have_one_entry_per_application():
+    import torch
+
+    from depthnotes import ModelConfig, Transformer
+    from depthnotes.probes import attention_weights
+
+    cfg = ModelConfig(n_layer=3, d_model=32, n_head=2, vocab_size=20, context=16,
+                      n_unique_blocks=1)
+    idx = torch.randint(0, 20, (2, 8), generator=torch.Generator().manual_seed(1))
+    att = attention_weights(Transformer(cfg, seed=0), idx)
+    assert att.shape == (3, 2, 2, 8, 8)
+    assert not np.allclose(att[0], att[1])      # the same block, a different input stream
+
+
+def test_shapes_pool_the_rates_of_several_records():
+    extra = FakeRecord({
+        "L=2 lr=1e-3": (info(2, 64, 1e-3, "fixed width", "fixed parameters"),
+                        {1: [1, 1, 1], 2: [.95, .9, .92]}),
+    })
+    width = family_shapes([RECORD, extra], "fixed width")
+    two = [s for s in width if s.n_layer == 2][0]
+    assert two.arm == "L=2 lr=1e-3" and two.rates == pytest.approx({3e-3: 0.5467, 1e-3: .9233},
+                                                                     abs=1e-3)
+    with pytest.raises(ValueError, match="two of the records"):
+        family_shapes([RECORD, RECORD], "fixed width")
