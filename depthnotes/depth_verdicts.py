@@ -62,6 +62,16 @@ class LoopCell:
     def passes(self) -> bool:
         return self.beats_once and self.matches_distinct
 
+    @property
+    def distinct_beats_once(self) -> bool:
+        """The reference itself: n distinct blocks clearly beat one block once at this k (by
+        the same rule). Where they do not, the looped block has nothing to stand in for, and
+        the cell can pass only if looping beats both."""
+        seeds = {a.name: a.values for a in (*self.vs_once.arms, *self.vs_distinct.arms)}
+        ref = compare({self.distinct: seeds[self.distinct], self.once: seeds[self.once]},
+                      metric=self.vs_once.metric, better="higher")
+        return ref.clear and ref.best == self.distinct
+
 
 def one_block_best(looped, sweep, k: int) -> str:
     """The sweep's arm of one block applied once, at the looped arms' width, whose mean
@@ -84,6 +94,25 @@ def loop_series(looped, sweep, k: int) -> dict[str, dict[int, list]]:
     return {"distinct blocks": {1: once} | {i["loops"]: ref[i["distinct_arm"]] for i in infos},
             "one block, looped": {1: once} | {i["loops"]: acc[a]
                                               for a, i in zip(looped.arms, infos)}}
+
+
+def loop_curves(looped, sweep, loops: int, k: int) -> dict[str, tuple[list, list]]:
+    """Per-seed ``k``-hop accuracy during training (``Record.curves``: steps and values, one
+    list per seed) at ``loops`` block applications: one block applied once (the sweep's best
+    rate at this k), and for ``loops`` >= 2 also ``"distinct blocks"`` (``loops`` of them) and
+    ``"one block, looped"`` (``loops`` times; the names of ``loop_series``). What chapter 8's
+    explorer and its static figure draw."""
+    by_loops = {looped.arm(a)["info"]["loops"]: a for a in looped.arms}
+    if loops != 1 and loops not in by_loops:
+        raise ValueError(f"loops must be 1 or one of the record's loop counts "
+                         f"{sorted(by_loops)}, got {loops!r}")
+    key = f"accuracy_k{k}"
+    out = {"one block once": sweep.curves(one_block_best(looped, sweep, k), key)}
+    if loops != 1:
+        arm = by_loops[loops]
+        out["distinct blocks"] = sweep.curves(looped.arm(arm)["info"]["distinct_arm"], key)
+        out["one block, looped"] = looped.curves(arm, key)
+    return out
 
 
 def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:

@@ -7,6 +7,7 @@ import pytest
 
 from depthnotes import depth_verdicts as dv
 from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from fake_records import loop_records
 
 SEEDS = (0, 1, 2)
 
@@ -181,3 +182,25 @@ def test_final_probes_measure_each_application():
     assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
     with pytest.raises(ValueError, match="final_probes"):
         final_probes(model, corpus, Arm("c", cfg, recipe, {"final_probes": ["cka"]}))
+
+
+def test_loop_curves_give_each_seed_of_the_three_stacks():
+    looped, sweep = loop_records()
+    curves = dv.loop_curves(looped, sweep, 2, 2)
+    assert list(curves) == ["one block once", "distinct blocks", "one block, looped"]
+    assert curves["one block once"] == sweep.curves("L=1 d=64 lr=0.003", "accuracy_k2")
+    assert curves["distinct blocks"] == sweep.curves("L=2 d=64 lr=0.003", "accuracy_k2")
+    steps, values = curves["one block, looped"]
+    assert values == [[0.1, 0.4, 0.9]] * 3 and steps == [[10, 20, 30]] * 3
+    assert list(dv.loop_curves(looped, sweep, 1, 1)) == ["one block once"]
+    with pytest.raises(ValueError, match=r"loops must be 1 or one of .* \[2\], got 3"):
+        dv.loop_curves(looped, sweep, 3, 2)
+
+
+def test_a_cell_says_whether_the_distinct_blocks_beat_one_block_once():
+    looped, sweep = loop_records()
+    (cell,) = dv.loop_cells(looped, sweep)
+    assert cell.distinct_beats_once and not cell.matches_distinct   # 0.95 vs 0.35; 0.9
+    looped, sweep = _khop([0.9, 0.9, 0.9], [0.30, 0.31, 0.33], [0.30, 0.31, 0.32])
+    (cell,) = dv.loop_cells(looped, sweep)
+    assert cell.passes and not cell.distinct_beats_once              # nothing to stand in for
