@@ -483,6 +483,91 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 
+# -- chapter 6 -------------------------------------------------------------------------------
+#: ``budget_basin``'s design, in one place (its description and the tests read it from here).
+#: Budgets: two non-embedding P; every depth of BASIN_DEPTHS gets the width (a multiple of 2,
+#: 2 heads) whose exact count is closest to P, within BASIN_TOLERANCE.
+BASIN_BUDGETS = (50_000, 200_000)
+BASIN_DEPTHS = (1, 2, 3, 4, 6, 8, 12)
+BASIN_TOLERANCE = 0.05
+#: The learning-rate rule (budget.lr_for_width): lr = BASIN_LR_REF * BASIN_D_REF / d, the
+#: rate the calibration run trained every shape with (1e-3 at d = 128).
+BASIN_LR_REF, BASIN_D_REF, BASIN_LR_RULE = 1e-3, 128, "1/d"
+BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT = 1250, 16, 128
+BASIN_WARMUP, BASIN_EVAL_EVERY, BASIN_EVAL_BATCHES = 100, 250, 48
+
+
+def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> float:
+    """Passes over the training split that ``steps`` batches of ``batch_size`` windows of
+    ``context`` characters amount to (windows are drawn at random, so this counts characters
+    seen over the split's size, not complete passes)."""
+    return steps * batch_size * context / train_tokens
+
+
+@_register
+def budget_basin(quick: bool = False) -> Experiment:
+    from .budget import lr_for_width
+    from .data import load_corpus
+    from .params import shapes_for_budget
+
+    corpus = load_corpus()
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
+                       context=BASIN_CONTEXT)
+    depths = (1, 2, 12) if quick else BASIN_DEPTHS
+    recipe = TrainConfig(steps=4 if quick else BASIN_STEPS, batch_size=4 if quick else
+                         BASIN_BATCH, context=16 if quick else BASIN_CONTEXT, lr=BASIN_LR_REF,
+                         warmup_steps=2 if quick else BASIN_WARMUP, decay="cosine",
+                         grad_clip=1.0, eval_every=2 if quick else BASIN_EVAL_EVERY,
+                         eval_batches=1 if quick else BASIN_EVAL_BATCHES)
+    arms = []
+    for budget in BASIN_BUDGETS:
+        for s in shapes_for_budget(budget, base, tolerance=BASIN_TOLERANCE, d_multiple=2,
+                                   n_layers=depths):
+            lr = lr_for_width(BASIN_LR_REF, s.d_model, BASIN_D_REF, BASIN_LR_RULE)
+            arms.append(Arm(
+                f"P={budget} L={s.n_layer}", s.config, recipe.replace(lr=lr),
+                {"budget": budget, "n_layer": s.n_layer, "d_model": s.d_model,
+                 "n_head": s.n_head, "non_embedding": s.non_embedding,
+                 "aspect_ratio": s.aspect_ratio, "lr_ref": BASIN_LR_REF,
+                 "d_ref": BASIN_D_REF, "lr_rule": BASIN_LR_RULE}))
+    train_tokens = int(corpus.train.numel())
+    n_epochs = epochs(BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT, train_tokens)
+    val_tokens = int(corpus.val.numel())
+    eval_chars = BASIN_EVAL_BATCHES * BASIN_BATCH * BASIN_CONTEXT
+    ratios = {P: [a.info["aspect_ratio"] for a in arms if a.info["budget"] == P]
+              for P in BASIN_BUDGETS}
+    span = " and ".join(f"{max(r):.0f} to {min(r):.1f} at P = {P:,}" for P, r in ratios.items())
+    return Experiment(
+        name="budget_basin", quick=quick,
+        description=(
+            "Chapter 6 (C14): is there a flat basin of shapes at fixed parameters, worse at "
+            "both ends? Two non-embedding budgets, P = "
+            f"{' and '.join(f'{P:,}' for P in BASIN_BUDGETS)}; at each, every depth L = "
+            f"{', '.join(map(str, depths))} with the width (a multiple of 2, 2 heads) whose "
+            f"exact count is within {BASIN_TOLERANCE:.0%} of P (params.shapes_for_budget): "
+            f"d/L from {span}. Pre-norm, GPT-2 init, context {BASIN_CONTEXT}. Every shape "
+            f"gets the same tokens: {BASIN_STEPS:,} steps of {BASIN_BATCH} x "
+            f"{BASIN_CONTEXT} characters = {BASIN_STEPS * BASIN_BATCH * BASIN_CONTEXT:,} "
+            f"characters, {n_epochs:.1f} epochs over the {train_tokens:,}-character training "
+            "split. AdamW, lr by the chapter's 1/d rule with the calibration run's "
+            f"reference, lr = {BASIN_LR_REF:g} x {BASIN_D_REF} / d (budget.lr_for_width; no "
+            f"grid), {BASIN_WARMUP} warm-up steps, cosine decay to 0.1 x lr, clipping at 1. "
+            "3 seeds per shape (a seed fixes the init and the batches). Validation loss every "
+            f"{BASIN_EVAL_EVERY} steps on {BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x "
+            f"{BASIN_CONTEXT} held-out characters ({eval_chars:,} characters, "
+            f"{eval_chars / val_tokens:.1f} times the {val_tokens:,}-character validation "
+            "split). Cut to fit about "
+            "60 CPU-minutes (timed at 19-108 ms per training step per shape on one thread of a "
+            "loaded machine: about 57 CPU-minutes in all, about 30 minutes on 2 free cores): 1,250 steps rather than the calibration's "
+            "1,500, no learning-rate grid, no budget above 200,000, no L = 16, 3 seeds "
+            "rather than 5."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
 # -- chapter 8 -------------------------------------------------------------------------------
 #: Per-layer measurements a corpus arm can ask for after training, by name in its
 #: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry

@@ -808,7 +808,7 @@ def block_scaling(configs: Sequence[ModelConfig], ms_per_token: Sequence[float])
 # -- chapter 6's shapes -------------------------------------------------------------------
 #: Chapter 6's budget sweep, whose shapes and losses chapter 7 times: the one place that
 #: names the record, so a renamed record is a change of this line.
-BUDGET_SWEEP_RECORD = "budget_sweep_300_steps"
+BUDGET_SWEEP_RECORD = "budget_basin"
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,32 @@ captured by ``probes.residual_stream``:
   the loss with one block removed.
 
 Each is per token (over d_model), then averaged over batch and time. None changes the model.
+
+A measure means little without a reference: ``judge_redundancy`` compares the trained model's
+update cosines with the same measure on untrained models of the same shape (GPT-2's init
+already makes every block's update small, so "small" alone is not learned), and counts the
+top blocks that can go (``removable_count``). Its rule is stated by ``redundancy_rule``. The
+measures of fewer than ``verdicts.MIN_SEEDS`` trained models are an illustration, not a verdict:
+``judge_redundancy`` is told how many trained models they come from and says ``inconclusive``
+below that (EXPERIMENTS.md §2).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .checks import eval_mode
+from .checks import check_int, check_number, eval_mode
 from .probes import check_probe_input, residual_stream
+from .verdicts import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
+
+#: Removing blocks "costs little" when the loss stays within this fraction of the full loss.
+REMOVABLE_REL = 0.05
+#: "Many" blocks can go when at least this fraction of the stack can be removed from the top.
+MANY_FRACTION = 0.5
 
 
 def _per_token_cos(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -58,3 +74,82 @@ def drop_last_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndar
     with eval_mode(model):
         return np.array([float(model(idx, targets, skip=range(L - n, L))[1])
                          for n in range(L)])
+
+
+def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
+    """How many n >= 1 of ``drop_last_losses``' entries lie within ``rel`` of the full loss
+    (entry 0): the count of top-of-stack cuts that cost less than ``rel`` of the loss."""
+    check_number("rel", rel, low=0.0)
+    losses = np.asarray(losses, dtype=float)           # (L,)
+    return int(np.sum(losses[1:] - losses[0] <= rel * losses[0]))
+
+
+def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
+    """The rule ``judge_redundancy`` applies, as a sentence for the page."""
+    return (f"Consecutive updates are similar because of training when the trained model's "
+            f"mean cosine over the block pairs after block 1 exceeds the highest untrained "
+            f"model's by more than the untrained models' min-max range. Many blocks can go "
+            f"when the last n blocks can be removed with the loss within {rel:.0%} of the "
+            f"full loss for at least {many:.0%} of the blocks. Both must hold for the claim "
+            f"(then: reproduced with caveats); otherwise not reproduced at this scale. A "
+            f"verdict needs the measures of at least {MIN_SEEDS} trained models (seeds); from "
+            f"fewer the word is inconclusive, whatever the measures show.")
+
+
+@dataclass(frozen=True)
+class RedundancyCheck:
+    """The result of ``judge_redundancy``."""
+
+    trained_cos: float                 # mean cos(u_i, u_i+1) over pairs after block 1
+    untrained_cos: tuple[float, ...]   # the same mean, one per untrained model
+    removable: int                     # removable_count of the trained model
+    n_layer: int
+    models: int                        # how many trained models the measures come from
+
+    @property
+    def untrained_range(self) -> float:
+        return max(self.untrained_cos) - min(self.untrained_cos)
+
+    @property
+    def aligned(self) -> bool:
+        """The trained cosine is above every untrained one by more than their range."""
+        return self.trained_cos - max(self.untrained_cos) > self.untrained_range
+
+    @property
+    def many(self) -> bool:
+        return self.removable >= MANY_FRACTION * self.n_layer
+
+    @property
+    def word(self) -> str:
+        """``inconclusive`` below ``MIN_SEEDS`` trained models, else the claim's word."""
+        if self.models < MIN_SEEDS:
+            return INCONCLUSIVE
+        return WITH_CAVEATS if self.aligned and self.many else NOT_REPRODUCED
+
+
+def later_mean_cosine(cosines) -> float:
+    """Mean of ``update_cosines`` over the pairs after block 1 (block 1 turns the embedding
+    into a stream and is unlike the rest)."""
+    cosines = np.asarray(cosines, dtype=float)         # (L-1,)
+    if cosines.size < 2:
+        raise ValueError("need at least 3 blocks (2 update pairs) for the pairs after block 1")
+    return float(cosines[1:].mean())
+
+
+def judge_redundancy(trained_cosines, untrained_cosines, drop_losses, *,
+                     models: int) -> RedundancyCheck:
+    """Apply ``redundancy_rule``: ``trained_cosines`` is ``update_cosines`` of the trained
+    model, ``untrained_cosines`` one such array per untrained model of the same shape (at
+    least 2), ``drop_losses`` the trained model's ``drop_last_losses``; ``models`` is how many
+    trained models (seeds) these measures come from (fewer than ``MIN_SEEDS``: inconclusive).
+    """
+    check_int("models", models)
+    if len(untrained_cosines) < 2:
+        raise ValueError("untrained_cosines needs at least 2 untrained models (a range)")
+    drop_losses = np.asarray(drop_losses, dtype=float)
+    if len(trained_cosines) != drop_losses.size - 1:
+        raise ValueError(f"{len(trained_cosines)} update cosines do not belong to "
+                         f"{drop_losses.size} drop losses (expect L - 1 and L)")
+    return RedundancyCheck(later_mean_cosine(trained_cosines),
+                           tuple(later_mean_cosine(c) for c in untrained_cosines),
+                           removable_count(drop_losses), int(drop_losses.size), models)

@@ -24,7 +24,9 @@ How a chapter uses it::
 loss: decide how the chapter counts it before comparing). ``claim_word`` maps a comparison to
 the claims page's words: ``reproduced`` when the expected arm is the best and the difference
 is clear, ``reproduced with caveats`` when it is, but the chapter names a caveat, and ``not
-reproduced at this scale`` otherwise (within noise, or clearly the other way).
+reproduced at this scale`` otherwise (within noise, or clearly the other way). A claim whose
+measures come from fewer than ``MIN_SEEDS`` trained models gets ``inconclusive``
+(``INCONCLUSIVE``), not a verdict.
 """
 
 from __future__ import annotations
@@ -43,7 +45,12 @@ CLEAR, WITHIN_NOISE = "clear", "within noise"
 REPRODUCED = "reproduced"
 WITH_CAVEATS = "reproduced with caveats"
 NOT_REPRODUCED = "not reproduced at this scale"
-CLAIM_WORDS = (REPRODUCED, WITH_CAVEATS, NOT_REPRODUCED)
+#: No verdict: the measures rest on fewer trained models than a verdict needs (``MIN_SEEDS``),
+#: so the chapter shows them as an illustration and says what a verdict would take.
+INCONCLUSIVE = "inconclusive"
+#: Every verdict word, from best to worst (where a claim is checked in pieces, the claims page
+#: shows the worst): a clear refutation ranks below a missing verdict.
+CLAIM_WORDS = (REPRODUCED, WITH_CAVEATS, INCONCLUSIVE, NOT_REPRODUCED)
 
 
 @dataclass(frozen=True)

@@ -85,3 +85,38 @@ def test_bad_arguments(kwargs, err, field):
 def test_base_must_be_a_config():
     with pytest.raises(TypeError, match="ModelConfig"):
         shapes_for_budget(50_000, {"n_layer": 1})
+
+
+# -- C15's rule: depthnotes.budget.aspect_claim_word ---------------------------------------
+def _pub(family, L, d):
+    from depthnotes.budget import PublishedShape
+    return PublishedShape(family, f"{L}x{d}", L, d, "x")
+
+
+# sizes are 12 L d^2: (16, 1024) ~ 0.2B and (16, 4096) ~ 3.2B, either side of the 1B split
+DRIFT_UP = [_pub("A", 16, 1024), _pub("A", 16, 4096)]                # d/L 64 -> 256
+
+
+@pytest.mark.parametrize("shapes, word", [
+    # B stays at 100: medians 82 below 1B, 178 above; overall 100
+    (DRIFT_UP + [_pub("B", 8, 800), _pub("B", 40, 4000)], "reproduced"),
+    # B falls from 200 to 100 (against the drift); overall median 150, 132 -> 178
+    (DRIFT_UP + [_pub("B", 8, 1600), _pub("B", 40, 4000)], "reproduced with caveats"),
+    # around 100 (median 150) but the larger model sits lower: no drift
+    ([_pub("A", 8, 1600), _pub("A", 40, 4000)], "not reproduced at this scale"),
+    # drifts up (20 -> 40) but the median d/L is 30, not within a factor 2 of 100
+    ([_pub("A", 8, 80), _pub("A", 10, 300), _pub("A", 40, 1600)],
+     "not reproduced at this scale"),
+])
+def test_aspect_claim_word_for_each_branch(shapes, word):
+    from depthnotes.budget import aspect_claim_word, aspect_rule
+    assert aspect_claim_word(shapes) == word
+    assert "within a factor 2 of 100 (from 50 to 200)" in aspect_rule()
+
+
+def test_aspect_claim_word_needs_models_on_both_sides_and_names_the_families():
+    from depthnotes.budget import PUBLISHED_SHAPES, aspect_claim_word, families_against_drift
+    with pytest.raises(ValueError, match="both sides of split"):
+        aspect_claim_word(DRIFT_UP[:1])
+    assert families_against_drift(DRIFT_UP + [_pub("B", 8, 1600), _pub("B", 40, 4000)]) == ["B"]
+    assert families_against_drift(PUBLISHED_SHAPES) == ["GPT-2", "LLaMA"]   # 64 -> 33, 128 -> 102

@@ -320,18 +320,21 @@ def test_budget_sweep_shapes_read_the_record():
         info = record.arm(arm)["info"]
         assert (s.budget, s.config.n_layer, s.config.d_model) == (
             info["budget"], info["n_layer"], info["d_model"])
-        assert s.config.context == 100 and s.seeds == len(record.seeds)
+        trained = record.arm(arm)["model"]["context"]
+        assert s.config.context == max(100, trained) and s.seeds == len(record.seeds)
         assert s.steps == record.arm(arm)["recipe"]["steps"]
         assert s.loss == pytest.approx(sum(final[arm]) / len(final[arm]))
 
 
 def test_budget_sweep_shapes_average_the_seeds():
     data = json.loads(load_record(latency.BUDGET_SWEEP_RECORD).path.read_text())
-    data["config"]["seeds"] = [0, 1]
+    seed = data["config"]["seeds"][0]          # one seed of the record, then a second one
+    data["runs"] = [r for r in data["runs"] if r["seed"] == seed]
+    data["config"]["seeds"] = [seed, seed + 1]
     extra = []
     for r in data["runs"]:
         r2 = copy.deepcopy(r)
-        r2["seed"], r2["final"]["eval_loss"] = 1, round(r["final"]["eval_loss"] + 0.1, 5)
+        r2["seed"], r2["final"]["eval_loss"] = seed + 1, round(r["final"]["eval_loss"] + 0.1, 5)
         extra.append(r2)
     data["runs"] += extra
     first = budget_sweep_shapes(Record.from_dict(data))[0]

@@ -62,6 +62,22 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
 
 
+def test_an_inconclusive_claim_is_counted_and_ranks_below_caveats(tmp_path):
+    """A claim resting on too few trained models prints 'inconclusive' (verdicts.INCONCLUSIVE):
+    the table shows and counts it, and among a claim's pieces it loses to a caveat but not to
+    a refutation."""
+    root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")]
+                 + _claim_cells("C1", "Claim C1 — inconclusive: one trained model"))
+    table = claims.render_claims_table(root)
+    assert "| ? inconclusive | one trained model |" in table
+    assert "**1** inconclusive, **0** not reproduced at this scale" in table
+    r = claims.ClaimResult("C1", "01_toy", "claim-c1",
+                           verdicts=["reproduced with caveats", "inconclusive"])
+    assert r.verdict == "inconclusive"
+    r.verdicts.append("not reproduced at this scale")
+    assert r.verdict == "not reproduced at this scale"
+
+
 @pytest.mark.parametrize("line, label, message", [
     ("Claim C1 — works: fine", True, "verdict"),
     ("Claim C1: reproduced", True, "verdict"),

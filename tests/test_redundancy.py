@@ -7,11 +7,13 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.budget import (PUBLISHED_SHAPES, SweepPoint, basin, budget_sweep,
-                               lr_for_width)
+from depthnotes.budget import PUBLISHED_SHAPES, budget_sweep, lr_for_width
 from depthnotes.params import shapes_for_budget
 from depthnotes.probes import residual_stream
-from depthnotes.redundancy import angular_distances, drop_last_losses, update_cosines
+from depthnotes.redundancy import (angular_distances, drop_last_losses, judge_redundancy,
+                                   later_mean_cosine, redundancy_rule, removable_count,
+                                   update_cosines)
+from depthnotes.verdicts import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
 from depthnotes.train import TrainConfig
 
 
@@ -73,14 +75,52 @@ def test_identical_blocks_give_cosine_one():
     assert angular_distances(model, x).max() < 0.01
 
 
-def point(L, loss, diverged=False):
-    return SweepPoint(1000, L, 8, 1, 1000, 8 / L, 1e-3, loss, diverged)
+def test_removable_count_counts_cuts_within_the_fraction():
+    losses = [2.0, 2.0625, 2.125, 2.1250001, 2.5]       # binary fractions: exact limits
+    assert removable_count(losses, rel=0.0625) == 2      # 2.125 is on the limit: it counts
+    assert removable_count(losses) == 1                  # 5 %: 0.1
+    assert removable_count(losses, rel=0.3) == 4 and removable_count([2.0]) == 0
+    with pytest.raises(ValueError, match="rel"):
+        removable_count(losses, rel=-0.1)
 
 
-def test_basin_keeps_points_within_the_margin():
-    pts = [point(1, 2.0), point(2, 2.04), point(4, 2.2), point(8, float("nan"), diverged=True)]
-    assert [p.n_layer for p in basin(pts, 0.05)] == [1, 2]
-    assert basin([point(1, 1.0, diverged=True)], 0.1) == []
+UNTRAINED = [np.array([0.3, 0.05, -0.05]), np.array([0.2, 0.0, 0.1])]   # means 0, 0.05
+DROP_HALF = [2.0, 2.01, 2.05, 2.5]                       # 2 of 4 within 5 %: "many"
+DROP_FEW = [2.0, 2.01, 2.3, 2.5]                         # 1 of 4: not many
+
+
+def test_judge_redundancy_needs_learned_alignment_and_many_removable():
+    c = judge_redundancy(np.array([-0.9, 0.6, 0.7]), UNTRAINED, DROP_HALF, models=3)
+    assert later_mean_cosine([-0.9, 0.6, 0.7]) == pytest.approx(0.65)   # block 1 left out
+    assert c.untrained_range == pytest.approx(0.05) and c.aligned and c.many
+    assert c.models == 3
+    # the trained cosine must clear the highest untrained one by more than their range
+    assert not judge_redundancy(np.array([0.0, 0.1, 0.1]), UNTRAINED, DROP_HALF,
+                                models=3).aligned
+    few = judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED, DROP_FEW, models=3)
+    assert few.aligned and not few.many
+    with pytest.raises(ValueError, match="at least 2 untrained"):
+        judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED[:1], DROP_HALF, models=3)
+    with pytest.raises(ValueError, match="L - 1 and L"):
+        judge_redundancy(np.array([0.0, 0.6]), UNTRAINED, DROP_HALF, models=3)
+    with pytest.raises(ValueError, match="models"):
+        judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED, DROP_HALF, models=0)
+
+
+@pytest.mark.parametrize("cosines, drops, models, word", [
+    ([0.0, 0.6, 0.7], DROP_HALF, 3, WITH_CAVEATS),       # aligned and many: the claim
+    ([0.0, 0.6, 0.7], DROP_FEW, 3, NOT_REPRODUCED),      # aligned, too few can go
+    ([0.0, 0.1, 0.1], DROP_HALF, 3, NOT_REPRODUCED),     # many can go, not aligned
+    ([0.0, 0.6, 0.7], DROP_HALF, 2, INCONCLUSIVE),       # the claim's measures, 2 models
+    ([0.0, 0.6, 0.7], DROP_FEW, 1, INCONCLUSIVE),        # one model: no verdict either way
+])
+def test_judge_redundancy_word_for_each_branch(cosines, drops, models, word):
+    assert judge_redundancy(np.array(cosines), UNTRAINED, drops, models=models).word == word
+
+
+def test_redundancy_rule_states_the_models_a_verdict_needs():
+    text = redundancy_rule()
+    assert f"at least {MIN_SEEDS} trained models" in text and "inconclusive" in text
 
 
 def test_lr_for_width():

@@ -4,8 +4,9 @@ import math
 
 import pytest
 
-from depthnotes.verdicts import (CLAIM_WORDS, CLEAR, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED,
-                                 WITH_CAVEATS, WITHIN_NOISE, claim_word, compare, rule_sentence)
+from depthnotes.verdicts import (CLAIM_WORDS, CLEAR, INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED,
+                                 REPRODUCED, WITH_CAVEATS, WITHIN_NOISE, claim_word, compare,
+                                 rule_sentence)
 
 
 def test_means_ranges_and_a_clear_gap():
@@ -100,6 +101,7 @@ def test_claim_words():
     assert claim_word(clear, expected="post") == NOT_REPRODUCED       # clearly the other way
     noisy = compare({"deepnorm": [2.0, 3.0, 2.5], "post": [2.4, 2.6, 2.5]})
     assert claim_word(noisy, expected="deepnorm") == NOT_REPRODUCED
-    assert set(CLAIM_WORDS) == {REPRODUCED, WITH_CAVEATS, NOT_REPRODUCED}
+    # best to worst: the claims page shows the worst piece, and a refutation outranks a gap
+    assert CLAIM_WORDS == (REPRODUCED, WITH_CAVEATS, INCONCLUSIVE, NOT_REPRODUCED)
     with pytest.raises(KeyError, match="no arm 'pre'"):
         claim_word(clear, expected="pre")
