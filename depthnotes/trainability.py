@@ -51,6 +51,9 @@ TRAINS, SLOWER, MIXED, STOPS = "trains", "slower", "mixed", "stops"
 #: A run that did not train is "stalled" only if its training loss falls by less than this
 #: over the last third of its steps (nats per 100 steps, least-squares slope); else "slow".
 FLAT_SLOPE = 0.05
+#: A run *trained* when its final validation loss ends at least this far below the unigram
+#: loss (nats/char): chapter 4's rule, which chapter 5 applies too.
+MARGIN = 0.25
 #: "A few dozen layers": a failure depth below this makes the verdict a caveat.
 FEW_DOZEN = 24
 
@@ -99,6 +102,17 @@ def run_status(eval_loss: float | None, diverged: bool, slope: float | None,
     return STALLED if slope > -flat else SLOW
 
 
+def stored_run_status(record, arm: str, seed: int, baseline: float, margin: float,
+                      flat: float = FLAT_SLOPE) -> tuple[str, float | None]:
+    """``(run_status, late_slope)`` of one stored run of ``record`` (a ``records.Record``):
+    the slope is read from the run's training-loss curve, None for a diverged run. The one
+    place that says which curve a stored run's status reads."""
+    final = record.run(arm, seed)["final"]
+    slope = None if final["diverged"] else late_slope(*record.curve(arm, "train_loss", seed))
+    return run_status(final["eval_loss"], final["diverged"], slope, baseline, margin,
+                      flat), slope
+
+
 @dataclass(frozen=True)
 class DepthOutcome:
     """One arm family at one depth, at its best learning rate: each seed's status, the loss
@@ -132,10 +146,7 @@ def _arm_outcome(record, arm: str, baseline: float, margin: float,
     statuses, losses, times, slopes = [], [], [], []
     for seed in record.seeds:
         final = record.run(arm, seed)["final"]
-        slope = None if final["diverged"] else late_slope(
-            *record.curve(arm, "train_loss", seed))
-        status = run_status(final["eval_loss"], final["diverged"], slope, baseline, margin,
-                            flat)
+        status, slope = stored_run_status(record, arm, seed, baseline, margin, flat)
         statuses.append(status)
         slopes.append(slope)
         losses.append(final["initial_loss"] if status == DIVERGED else final["eval_loss"])

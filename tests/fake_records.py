@@ -1,5 +1,49 @@
-"""A stand-in for ``records.Record`` with the parts chapter 3's analyses read (for tests
-that need a k-hop sweep without training one)."""
+"""Records for tests that need one without training it: ``FakeRecord``, a stand-in with the
+parts chapter 3's k-hop analyses read, and ``stored_record``, a real ``records.Record`` built
+from runs written by hand (``loss_run``, ``diverged_run``), read through the real accessors
+(``run``, ``curve``, ``final``)."""
+
+from depthnotes.records import PROVENANCE_KEYS, SCHEMA_VERSION, Record, round_floats
+
+#: Training steps of a ``loss_run`` (and the recipe's steps in ``stored_record``).
+STEPS = 300
+
+
+def loss_run(final, slope=0.0, steps=STEPS, eval_every=50, **extra):
+    """A run that did not diverge: its training loss (every step) and validation loss (every
+    ``eval_every`` steps) lie on the line through ``final`` at the last step with ``slope``
+    nats per 100 steps, so ``trainability.late_slope`` reads ``slope`` back. ``extra`` goes
+    into the run (e.g. ``probes``)."""
+    line = [final + slope / 100 * (s - steps) for s in range(1, steps + 1)]
+    return {"final": {"eval_loss": final, "diverged": False, "diverged_at": None,
+                      "initial_loss": 4.5},
+            "curves": {"train_loss": line,
+                       "eval_steps": list(range(eval_every, steps + 1, eval_every)),
+                       "eval_loss": line[eval_every - 1::eval_every]}, **extra}
+
+
+def diverged_run(at=2, first=4.5, **extra):
+    """A run the trainer stopped at step ``at`` (its first training loss ``first``)."""
+    return {"final": {"eval_loss": None, "diverged": True, "diverged_at": at,
+                      "initial_loss": first},
+            "curves": {"train_loss": [first] + [None] * (at - 1), "eval_steps": [],
+                       "eval_loss": []}, **extra}
+
+
+def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake"):
+    """A ``records.Record`` (its layout checked by ``Record.from_dict``) of ``arms``:
+    ``{arm name: (info, [run per seed])}``, each run a dict with ``final`` and, if the code
+    under test reads them, ``curves`` or ``probes``."""
+    config = {"data": "none", "seeds": list(seeds),
+              "arms": [{"name": arm, "model": {}, "recipe": {"steps": steps}, "info": info}
+                       for arm, (info, _) in arms.items()]}
+    runs = [{"arm": arm, "seed": seed, "final": {}, "curves": {}, "seconds": 0.0, **run}
+            for arm, (_, per_seed) in arms.items() for seed, run in zip(seeds, per_seed)]
+    data = {"schema": SCHEMA_VERSION, "name": name, "quick": False,
+            "description": "written by a test", "measures": "whatever the test stores",
+            "command": "none", "config": config, "runs": runs,
+            "provenance": dict.fromkeys(PROVENANCE_KEYS)}
+    return Record.from_dict(round_floats(data))
 
 
 class FakeRecord:

@@ -62,6 +62,25 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
 
 
+def test_named_pieces_of_a_claim_keep_their_names(tmp_path):
+    """'Claim C9 (depth) — ...' and 'Claim C9 (recipe) — ...' are two pieces of C9: the row
+    takes the worst verdict and each piece keeps its name in front of what it measured."""
+    root = _book(tmp_path, _claim_cells("C1", "Claim C1 (depth) — reproduced: a")
+                 + [nbformat.v4.new_code_cell("# Claim C1 (recipe)")])
+    path = root / "notebooks" / "01_toy.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[-1].outputs = [nbformat.v4.new_output(
+        "stream", name="stdout", text="Claim C1 (recipe) — not reproduced at this scale: b\n")]
+    nbformat.write(nb, path)
+    found = claims.collect_claims(root)["C1"]
+    assert found.verdict == "not reproduced at this scale"
+    assert found.measured == ["depth: a", "recipe: b"]
+    (tmp_path / "2").mkdir()
+    root2 = _book(tmp_path / "2", _claim_cells("C1", "Claim C1 (depth) reproduced: a"))
+    with pytest.raises(claims.ClaimFormatError, match="verdict"):
+        claims.collect_claims(root2)
+
+
 def test_an_inconclusive_claim_is_counted_and_ranks_below_caveats(tmp_path):
     """A claim resting on too few trained models prints 'inconclusive' (verdicts.INCONCLUSIVE):
     the table shows and counts it, and among a claim's pieces it loses to a caveat but not to

@@ -6,7 +6,7 @@ A claim check in a notebook is a markdown cell that starts with a label and a he
     ### Check C6: ...
 
 followed by a code cell containing ``# Claim C6`` and an ``assert``, whose stored output has
-exactly one line ``Claim C6 — <verdict>: <what was measured>``; the verdict is one of
+a line ``Claim C6 — <verdict>: <what was measured>``; the verdict is one of
 ``VERDICTS``. :func:`collect_claims` reads those lines from the notebooks the book's table of
 contents includes; :func:`render_claims_table` writes the MyST table that ``book/claims.md``
 includes, with a row for every entry of ``CLAIMS`` (``not yet checked`` where no chapter checks
@@ -16,7 +16,10 @@ after the article.
 A claim that makes two independent statements, each with its own check and its own verdict, is
 split into parts with a letter (``C8a``, ``C8b``; labels ``claim-c8a``, ``claim-c8b``): each
 part is an entry of ``CLAIMS`` and gets its own row, so a good verdict on one half is not hidden
-behind the other's (the worst verdict wins only among the pieces of one entry).
+behind the other's (the worst verdict wins only among the pieces of one entry). A claim
+checked in pieces within one entry prints a line per piece, the piece named in brackets
+(``Claim C9 (depth) — ...``, ``Claim C9 (recipe) — ...``); the table shows each piece's verdict
+and the row takes the worst.
 """
 
 from __future__ import annotations
@@ -81,7 +84,9 @@ CLAIMS: dict[str, tuple[str, str]] = {
 #: A claim ID: C (the article's) or X (the extension's) and a number, and a letter for one
 #: part of a claim that is split (C8a).
 _ID = r"[CX]\d+[a-z]?"
-_RESULT = re.compile(r"^Claim (" + _ID + r") — ("
+#: A result line, with an optional piece name in brackets for a claim checked in pieces
+#: ("Claim C9 (depth) — ..."): the piece's name is kept in front of what it measured.
+_RESULT = re.compile(r"^Claim (" + _ID + r")(?: \(([^)]+)\))? — ("
                      + "|".join(sorted(VERDICTS, key=len, reverse=True)) + r"): (.+)$")
 _ANY_CLAIM_LINE = re.compile(r"^Claim (" + _ID + r")\b")
 _TAG = re.compile(r"#\s*Claim (" + _ID + r")\b")
@@ -139,7 +144,8 @@ def claims_in_notebook(path: Path) -> dict[str, ClaimResult]:
                 raise ClaimFormatError(
                     f"{where}: {line!r} is not 'Claim Cn — <verdict>: <measured>' with a verdict "
                     f"in {list(VERDICTS)}")
-            cid, verdict, measured = m.groups()
+            cid, piece, verdict, measured = m.groups()
+            measured = f"{piece}: {measured.strip()}" if piece else measured
             if cid not in CLAIMS:
                 raise ClaimFormatError(f"{where}: unknown claim {cid} (known: "
                                        f"{', '.join(CLAIMS)})")
