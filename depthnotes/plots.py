@@ -12,6 +12,8 @@ from __future__ import annotations
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from .depth_verdicts import loop_curves
+
 #: One colour per norm placement, the same in every chapter.
 NORM_COLORS = {"post": "#c0392b", "pre": "#2471a3", "deepnorm": "#1e8449"}
 #: A colour-blind-safe cycle (Okabe & Ito) for everything else.
@@ -142,3 +144,25 @@ def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0]) -> int:
     ax.set_ylim(-0.9, 0.3 + 0.25 * k)
     ax.axis("off")
     return k if not doubling else len(jumps)
+
+
+# -- chapter 8: looped vs distinct blocks, during training -----------------------------------
+#: One colour per kind of stack in chapter 8's k-hop figures (``depth_verdicts.loop_curves``
+#: names; the first two as in the chapter's figure of final accuracies).
+LOOP_COLORS = {"distinct blocks": CYCLE[0], "one block, looped": CYCLE[1],
+               "one block once": CYCLE[7]}
+
+
+def plot_loop_curves(ax, looped, sweep, loops: int, k: int) -> dict:
+    """Each seed's ``k``-hop accuracy during training at ``loops`` block applications, on
+    ``ax``: one block once, ``loops`` distinct blocks and one block looped ``loops`` times
+    (``depth_verdicts.loop_curves`` of the records ``looped_khop`` and
+    ``khop_depth_sweep``). Returns ``{series name: mean line}``."""
+    means = {}
+    for name, (steps, values) in loop_curves(looped, sweep, loops, k).items():
+        means[name] = plot_seed_curves(ax, steps, values, color=LOOP_COLORS[name],
+                                       label=name)[1]
+    ax.set(title=f"n = {loops}, k = {k}", xlabel="training step",
+           ylabel=f"{k}-hop accuracy", ylim=(0, 1.02))
+    ax.legend(fontsize=8)
+    return means

@@ -163,3 +163,29 @@ def budget_explorer(base: ModelConfig, measured=(), budgets=(25_000, 50_000, 100
                                  description="P (params)"),
         max_layers=w.IntSlider(value=16, min=1, max=64, description="max L"),
     )
+
+
+# -- chapter 8: looped vs distinct blocks on k-hop chasing ----------------------------------
+def loop_explorer(looped, sweep):
+    """Pick a number of block applications n and a hop count k -> each seed's k-hop accuracy
+    during training for one block once, n distinct blocks and one block looped n times
+    (``plots.plot_loop_curves`` of the records ``looped_khop`` and ``khop_depth_sweep``)."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .plots import new_figure, plot_loop_curves
+
+    loops = sorted(looped.arm(a)["info"]["loops"] for a in looped.arms)
+    hops = list(range(1, sweep.config["data"]["max_hops"] + 1))
+
+    def show(n, k):
+        fig, (ax,) = new_figure(height=3.4)
+        plot_loop_curves(ax, looped, sweep, n, k)
+        plt.show()
+
+    return w.interactive(
+        show,
+        n=w.SelectionSlider(options=[1, *loops], value=loops[0],
+                            description="n (applications)"),
+        k=w.SelectionSlider(options=hops, value=min(2, hops[-1]), description="k (hops)"),
+    )

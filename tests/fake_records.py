@@ -70,3 +70,44 @@ class FakeRecord:
 
 def info(L, d, lr, *families):
     return {"n_layer": L, "d_model": d, "lr": lr, "families": list(families)}
+
+
+class FakeCurveRecord:
+    """The parts of ``records.Record`` that chapter 8's k-hop curves read (``loop_curves``):
+    arms with info, final accuracies, and one accuracy curve per arm, k and seed."""
+
+    def __init__(self, arms, max_hops=2):  # arms: name -> (info, {k: [[curve] per seed]})
+        self._arms = arms
+        self.config = {"data": {"max_hops": max_hops}}
+        self.seeds = list(range(len(next(iter(arms.values()))[1][1])))
+
+    @property
+    def arms(self):
+        return list(self._arms)
+
+    def arm(self, name):
+        return {"name": name, "info": self._arms[name][0]}
+
+    def final(self, metric):
+        k = int(metric.removeprefix("accuracy_k"))
+        return {name: [c[-1] for c in curves[k]] for name, (_, curves) in self._arms.items()}
+
+    def curves(self, arm, key):
+        values = self._arms[arm][1][int(key.removeprefix("accuracy_k"))]
+        return [list(range(10, 10 * len(v) + 1, 10)) for v in values], values
+
+
+def loop_records():
+    """A looped_khop-like and a khop_depth_sweep-like record, one loop count (2), k = 1, 2,
+    three seeds: one block once learns k = 1 only, better at 3e-3 than at 1e-3; two distinct
+    blocks and the looped block learn both (the looped one more slowly)."""
+    flat, rise, slow = [0.1, 0.2, 0.3], [0.2, 0.6, 0.95], [0.1, 0.4, 0.9]
+    once = {1: [rise] * 3, 2: [[0.1, 0.2, 0.35]] * 3}
+    sweep = FakeCurveRecord({
+        "L=1 d=64 lr=0.001": ({"n_layer": 1, "d_model": 64}, {1: [flat] * 3, 2: [flat] * 3}),
+        "L=1 d=64 lr=0.003": ({"n_layer": 1, "d_model": 64}, once),
+        "L=2 d=64 lr=0.003": ({"n_layer": 2, "d_model": 64}, {1: [rise] * 3, 2: [rise] * 3})})
+    looped = FakeCurveRecord({"1 block x2": (
+        {"loops": 2, "d_model": 64, "distinct_arm": "L=2 d=64 lr=0.003"},
+        {1: [rise] * 3, 2: [slow] * 3})})
+    return looped, sweep

@@ -177,6 +177,13 @@ CASES = {
              {"answer": (_timing(12, 1.0, 512), _timing(24, 2.2, 512))},
              {"answer": (_timing(12, 1.0, weight_bytes=0), _timing(24, 2.2))},
              {"answer": _timing(12, 1.0)}]),
+    "8.1": (None, {}, [12 * 12 * 128 ** 2, 3 * 12 * 128 ** 2, "3 blocks"]),
+    "8.2": (lambda v0, s, L: v0 + s * sum(1 / l for l in range(1, L + 1)), {},
+            [lambda v0, s, L: v0 + s * L,
+             lambda v0, s, L: v0 + s * sum(l ** -0.5 for l in range(1, L + 1)),
+             lambda v0, s, L: v0]),
+    "8.3": (math.exp(LFIT.predict(math.log(256))), {"fits": {"standard": LFIT}},
+            [LFIT.predict(math.log(256)), math.exp(LFIT.predict(256)), 256.0]),
 }
 
 

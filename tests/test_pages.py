@@ -55,8 +55,8 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
     table = claims.render_claims_table(root)
-    assert table.count("\n| C") == len(claims.CLAIMS) == 18      # every claim has a row
-    assert "Of 18 rows for 17 claims" in table                    # C8 in two parts
+    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 21  # a row each
+    assert "Of 21 rows for 20 claims" in table                    # C8 in two parts
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
     assert "**1** reproduced, **1** reproduced with caveats" in table
     assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
@@ -136,11 +136,12 @@ def test_a_split_claim_gets_a_row_per_part(tmp_path):
 
 
 def test_the_books_claims_parse():
-    """Every claim C1-C17 (C8 in two parts) is checked by a chapter, and every claim line
-    follows the format."""
+    """Every claim C1-C17 (C8 in two parts) and X1-X3 is checked by a chapter, and every claim
+    line follows the format."""
     found = claims.collect_claims(ROOT)
     assert sorted(found, key=list(claims.CLAIMS).index) == (
-        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b"] + [f"C{i}" for i in range(9, 18)])
+        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b"] + [f"C{i}" for i in range(9, 18)]
+        + [f"X{i}" for i in range(1, 4)])
     assert set(found) == set(claims.CLAIMS)
     for cid, r in found.items():
         assert r.verdicts and all(v in claims.VERDICTS for v in r.verdicts), cid

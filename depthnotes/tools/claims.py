@@ -10,7 +10,8 @@ a line ``Claim C6 — <verdict>: <what was measured>``; the verdict is one of
 ``VERDICTS``. :func:`collect_claims` reads those lines from the notebooks the book's table of
 contents includes; :func:`render_claims_table` writes the MyST table that ``book/claims.md``
 includes, with a row for every entry of ``CLAIMS`` (``not yet checked`` where no chapter checks
-it yet).
+it yet): the article's claims C1–C17 and the extension's X1–X3 (chapter 8), results that came
+after the article.
 
 A claim that makes two independent statements, each with its own check and its own verdict, is
 split into parts with a letter (``C8a``, ``C8b``; labels ``claim-c8a``, ``claim-c8b``): each
@@ -70,17 +71,26 @@ CLAIMS: dict[str, tuple[str, str]] = {
                   "linearly with depth."),
     "C17": ("07", "At equal parameter count, a shallower and wider model generates tokens faster "
                   "on a CPU."),
+    # the extension (chapter 8): results that came after the article
+    "X1": ("08", "One block applied n times (looped, weight-shared) stands in for n distinct blocks "
+                 "on a multi-step task, with the parameters of one block and the decode latency "
+                 "of n."),
+    "X2": ("08", "Scaling each residual branch by 1/√L (Depth-µP) or 1/L (CompleteP) keeps the best "
+                 "learning rate in place as depth grows; the standard parameterisation's moves."),
+    "X3": ("08", "LayerNorm Scaling (each block's LayerNorm output × 1/√l) curbs the growth of "
+                 "pre-norm's residual variance and makes the deep layers more useful."),
 }
 
-#: A claim ID: C and a number, and a letter for one part of a claim that is split (C8a).
-_ID = r"C\d+[a-z]?"
+#: A claim ID: C (the article's) or X (the extension's) and a number, and a letter for one
+#: part of a claim that is split (C8a).
+_ID = r"[CX]\d+[a-z]?"
 #: A result line, with an optional piece name in brackets for a claim checked in pieces
 #: ("Claim C9 (depth) — ..."): the piece's name is kept in front of what it measured.
 _RESULT = re.compile(r"^Claim (" + _ID + r")(?: \(([^)]+)\))? — ("
                      + "|".join(sorted(VERDICTS, key=len, reverse=True)) + r"): (.+)$")
 _ANY_CLAIM_LINE = re.compile(r"^Claim (" + _ID + r")\b")
 _TAG = re.compile(r"#\s*Claim (" + _ID + r")\b")
-_LABEL = re.compile(r"^\((claim-c\d+[a-z]?)\)=\s*$", re.MULTILINE)
+_LABEL = re.compile(r"^\((claim-[cx]\d+[a-z]?)\)=\s*$", re.MULTILINE)
 
 
 class ClaimFormatError(ValueError):

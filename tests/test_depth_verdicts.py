@@ -1,0 +1,206 @@
+"""Chapter 8's rules (``depthnotes.depth_verdicts``) on made-up records: each rule can come
+out every way it claims to, and a diverged run counts as the module says."""
+
+from __future__ import annotations
+
+import pytest
+
+from depthnotes import depth_verdicts as dv
+from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from fake_records import loop_records
+
+SEEDS = (0, 1, 2)
+
+
+class FakeRecord:
+    """What the rules read of a ``records.Record``: arms with info, runs with finals."""
+
+    def __init__(self, finals: dict, infos: dict, config: dict | None = None):
+        self._finals, self._infos = finals, infos          # {arm: [final per seed]}
+        self.arms, self.seeds = list(finals), list(SEEDS)
+        self.config = config or {}
+
+    def arm(self, name):
+        return {"name": name, "info": self._infos[name]}
+
+    def run(self, arm, seed):
+        return {"final": self._finals[arm][seed]}
+
+    def final(self, metric):
+        return {a: [f[metric] for f in fs] for a, fs in self._finals.items()}
+
+
+def _acc(values_by_k):
+    """Per-seed finals with accuracy_k<k> for the given {k: [3 values]}."""
+    return [{f"accuracy_k{k}": v[s] for k, v in values_by_k.items()} for s in SEEDS]
+
+
+def _khop(looped_k2, distinct_k2, once_k2):
+    sweep = FakeRecord(
+        {"L=1 d=64 lr=0.003": _acc({2: once_k2}), "L=1 d=64 lr=0.01": _acc({2: [0, 0, 0]}),
+         "L=2 d=64 lr=0.003": _acc({2: distinct_k2})},
+        {"L=1 d=64 lr=0.003": {"n_layer": 1, "d_model": 64},
+         "L=1 d=64 lr=0.01": {"n_layer": 1, "d_model": 64},
+         "L=2 d=64 lr=0.003": {"n_layer": 2, "d_model": 64}},
+        {"data": {"max_hops": 3}})
+    looped = FakeRecord({"1 block x2": _acc({2: looped_k2})},
+                        {"1 block x2": {"loops": 2, "distinct_arm": "L=2 d=64 lr=0.003",
+                                        "d_model": 64}})
+    return looped, sweep
+
+
+@pytest.mark.parametrize("looped_k2, word", [
+    ([0.95, 0.97, 0.96], REPRODUCED),          # as good as two distinct blocks
+    ([0.60, 0.62, 0.61], WITH_CAVEATS),        # helps, but short of distinct (largest n)
+    ([0.30, 0.32, 0.31], NOT_REPRODUCED),      # no better than one block once
+])
+def test_loop_rule(looped_k2, word):
+    looped, sweep = _khop(looped_k2, [0.96, 0.97, 0.95], [0.30, 0.31, 0.32])
+    cells = dv.loop_cells(looped, sweep)
+    assert [(c.loops, c.k) for c in cells] == [(2, 2)]        # k <= n, k >= 2
+    assert cells[0].once == "L=1 d=64 lr=0.003"               # the one block's best rate
+    if word == WITH_CAVEATS:                                  # one n only: caveats need two
+        assert dv.loop_word(cells) == NOT_REPRODUCED
+    else:
+        assert dv.loop_word(cells) == word
+
+
+def test_loop_caveats_when_only_the_largest_loop_count_passes():
+    good, bad = [0.95, 0.97, 0.96], [0.30, 0.32, 0.31]
+    cell = lambda n, acc: dv.LoopCell(n, 2, "x", "d", "o", *[  # noqa: E731
+        dv.compare({"x": acc, other: ref}, better="higher")
+        for other, ref in (("o", [0.3, 0.31, 0.32]), ("d", [0.96, 0.97, 0.95]))])
+    assert dv.loop_word([cell(2, bad), cell(4, good)]) == WITH_CAVEATS
+    assert dv.loop_word([cell(2, good), cell(4, bad)]) == NOT_REPRODUCED
+
+
+def _transfer(losses):
+    """losses: {(rule, L, lr): [3 values]} -> a depth_lr_transfer-like record."""
+    finals = {f"{r} L={L} lr={lr}": [{"eval_loss": v, "initial_loss": 4.5, "diverged": False}
+                                     for v in vals]
+              for (r, L, lr), vals in losses.items()}
+    infos = {f"{r} L={L} lr={lr}": {"rule": r, "n_layer": L, "lr": lr} for r, L, lr in losses}
+    return FakeRecord(finals, infos)
+
+
+GRID = (1e-3, 2e-3, 4e-3, 8e-3)
+
+
+def _bowl(best_index, spread=0.01):
+    return {lr: [2.0 + 0.1 * abs(i - best_index) + spread * s for s in SEEDS]
+            for i, lr in enumerate(GRID)}
+
+
+def _rule(rule, shallow, deep):
+    return {(rule, L, lr): v for L, bowl in ((4, shallow), (16, deep)) for lr, v in bowl.items()}
+
+
+def test_transfer_rule_moves_only_beyond_one_grid_step():
+    rec = _transfer({**_rule("standard", _bowl(3), _bowl(0)),       # 3 steps down: moved
+                     **_rule("1/sqrt(L)", _bowl(2), _bowl(1)),      # 1 step: stays put
+                     **_rule("1/L", _bowl(2), _bowl(2))})
+    optima = dv.lr_optima(rec)
+    assert [o.moved for o in optima["standard"]] == [False, True]
+    assert optima["standard"][1].best == 1e-3
+    assert not any(o.moved for o in optima["1/sqrt(L)"] + optima["1/L"])
+    assert dv.transfer_word(optima) == REPRODUCED
+
+
+def test_transfer_rule_a_near_tie_stays_put_and_the_words():
+    # deep best two steps away, but the neighbour of r0 is within the seed spread of it
+    noisy = _bowl(0, spread=0.3)
+    rec = _transfer({**_rule("standard", _bowl(2), noisy), **_rule("1/L", _bowl(2), _bowl(0))})
+    optima = dv.lr_optima(rec)
+    assert optima["standard"][1].best == 1e-3 and not optima["standard"][1].moved
+    assert optima["1/L"][1].moved
+    assert dv.transfer_word(optima) == NOT_REPRODUCED                # standard stays put
+    rec = _transfer({**_rule("standard", _bowl(3), _bowl(0)), **_rule("a", _bowl(2), _bowl(2)),
+                     **_rule("b", _bowl(3), _bowl(0))})
+    assert dv.transfer_word(dv.lr_optima(rec)) == WITH_CAVEATS
+
+
+def test_a_diverged_run_counts_with_its_first_loss():
+    assert dv.run_loss({"eval_loss": None, "initial_loss": 4.5, "diverged": True}) == 4.5
+    assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": True}) == 4.5
+    assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": False}) == 2.0
+
+
+def _ln(plain_loss, scaled_loss, plain_cost, scaled_cost, diverged=False):
+    def finals(losses, cost):
+        return [{"eval_loss": v, "initial_loss": 4.5, "diverged": diverged and s == 0,
+                 "layer_removal_cost": [1.0, 1.0] + [c] * 2} for s, (v, c) in
+                enumerate(zip(losses, cost))]
+    return FakeRecord({"plain": finals(plain_loss, plain_cost),
+                       "scaled": finals(scaled_loss, scaled_cost)},
+                      {"plain": {}, "scaled": {}})
+
+
+@pytest.mark.parametrize("scaled_loss, scaled_cost, word", [
+    ([1.80, 1.81, 1.82], [0.20, 0.21, 0.22], REPRODUCED),
+    ([2.00, 2.01, 2.02], [0.20, 0.21, 0.22], WITH_CAVEATS),     # loss within noise
+    ([2.20, 2.21, 2.22], [0.20, 0.21, 0.22], NOT_REPRODUCED),   # loss clearly worse
+    ([2.00, 2.01, 2.02], [0.05, 0.06, 0.07], NOT_REPRODUCED),   # neither
+])
+def test_ln_scaling_rule(scaled_loss, scaled_cost, word):
+    rec = _ln([2.00, 2.01, 2.02], scaled_loss, [0.05, 0.06, 0.07], scaled_cost)
+    v = dv.ln_scaling_verdict(rec, "scaled", "plain")
+    assert v.word == word
+    assert dv.deep_half_cost(rec, "scaled") == pytest.approx(scaled_cost)   # blocks 3-4
+
+
+def test_a_diverged_run_has_no_useful_block():
+    rec = _ln([2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [0.1, 0.1, 0.1], [0.1, 0.1, 0.1],
+              diverged=True)
+    assert dv.deep_half_cost(rec, "plain") == [0.0, 0.1, 0.1]
+    assert dv.arm_losses(rec, "plain") == [4.5, 2.0, 2.0]
+
+
+def test_loop_series_puts_one_block_once_at_n_1_in_both():
+    looped, sweep = _khop([0.9, 0.9, 0.9], [0.8, 0.8, 0.8], [0.3, 0.31, 0.32])
+    series = dv.loop_series(looped, sweep, 2)
+    assert series["distinct blocks"] == {1: [0.3, 0.31, 0.32], 2: [0.8, 0.8, 0.8]}
+    assert series["one block, looped"] == {1: [0.3, 0.31, 0.32], 2: [0.9, 0.9, 0.9]}
+
+
+def test_final_probes_measure_each_application():
+    """An arm's info["final_probes"] adds per-layer lists to a corpus run's finals (one
+    entry per application, also for a weight-shared model); unknown names are refused."""
+    from depthnotes.data import load_corpus
+    from depthnotes.depth_scaling import small_config
+    from depthnotes.experiments import FINAL_PROBES, Arm, final_probes
+    from depthnotes.model import Transformer
+    from depthnotes.train import TrainConfig
+
+    corpus = load_corpus()
+    cfg = small_config(corpus.vocab_size, context=16, n_layer=3, n_unique_blocks=1)
+    recipe = TrainConfig(steps=1, batch_size=2, context=16)
+    model = Transformer(cfg, seed=0)
+    out = final_probes(model, corpus, Arm("a", cfg, recipe,
+                                          {"final_probes": list(FINAL_PROBES)}))
+    assert len(out["layer_removal_cost"]) == 3 and len(out["residual_variance"]) == 4
+    assert all(isinstance(v, float) for v in out["layer_removal_cost"])
+    assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
+    with pytest.raises(ValueError, match="final_probes"):
+        final_probes(model, corpus, Arm("c", cfg, recipe, {"final_probes": ["cka"]}))
+
+
+def test_loop_curves_give_each_seed_of_the_three_stacks():
+    looped, sweep = loop_records()
+    curves = dv.loop_curves(looped, sweep, 2, 2)
+    assert list(curves) == ["one block once", "distinct blocks", "one block, looped"]
+    assert curves["one block once"] == sweep.curves("L=1 d=64 lr=0.003", "accuracy_k2")
+    assert curves["distinct blocks"] == sweep.curves("L=2 d=64 lr=0.003", "accuracy_k2")
+    steps, values = curves["one block, looped"]
+    assert values == [[0.1, 0.4, 0.9]] * 3 and steps == [[10, 20, 30]] * 3
+    assert list(dv.loop_curves(looped, sweep, 1, 1)) == ["one block once"]
+    with pytest.raises(ValueError, match=r"loops must be 1 or one of .* \[2\], got 3"):
+        dv.loop_curves(looped, sweep, 3, 2)
+
+
+def test_a_cell_says_whether_the_distinct_blocks_beat_one_block_once():
+    looped, sweep = loop_records()
+    (cell,) = dv.loop_cells(looped, sweep)
+    assert cell.distinct_beats_once and not cell.matches_distinct   # 0.95 vs 0.35; 0.9
+    looped, sweep = _khop([0.9, 0.9, 0.9], [0.30, 0.31, 0.33], [0.30, 0.31, 0.32])
+    (cell,) = dv.loop_cells(looped, sweep)
+    assert cell.passes and not cell.distinct_beats_once              # nothing to stand in for
