@@ -363,6 +363,7 @@ def weakest(words) -> str:
 
 __all__ = ["MARGIN", "INCONCLUSIVE", "RECORDS", "REPRODUCED", "WITH_CAVEATS",
            "NOT_REPRODUCED", "unigram_loss", "load_chapter_records", "run_word",
-           "depth_comparison", "depth_verdict", "GridCell", "grid_cells", "grid_verdict", "LayerUse",
-           "layer_use", "layer_use_verdict", "update_sizes", "update_exponents",
+           "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
+           "GridVerdict", "grid_verdict", "LayerUse", "layer_use", "LayerUseVerdict",
+           "layer_use_verdict", "update_sizes", "update_exponents", "UpdateVerdict",
            "update_verdict", "weakest"]
