@@ -33,9 +33,15 @@ def _book(tmp_path: Path, cells: list, name: str = "01_toy") -> Path:
 
 def _claim_cells(cid: str, line: str, label: bool = True) -> list:
     md = (f"({'claim-' + cid.lower()})=\n" if label else "") + f"### Check {cid}: something"
-    code = nbformat.v4.new_code_cell(f"# Claim {cid}: something\nassert True\nprint({line!r})")
-    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+    code = _printing_cell(f"# Claim {cid}: something\nassert True\nprint({line!r})", line)
     return [nbformat.v4.new_markdown_cell(md), code]
+
+
+def _printing_cell(source: str, line: str):
+    """A code cell whose stored output is ``line`` (a claim's second piece, say)."""
+    code = nbformat.v4.new_code_cell(source)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+    return code
 
 
 # ---------------------------------------------------------------- claims
@@ -44,12 +50,8 @@ def test_claims_are_read_from_check_cells(tmp_path):
     root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")]
                  + _claim_cells("C1", "Claim C1 — reproduced: 12.0 d^2 per block")
                  + _claim_cells("C2", "Claim C2 — reproduced: slope 1.00 in L")
-                 + [nbformat.v4.new_code_cell("# Claim C2 (second piece)")])
-    root_nb = root / "notebooks" / "01_toy.ipynb"
-    nb = nbformat.read(root_nb, as_version=4)
-    nb.cells[-1].outputs = [nbformat.v4.new_output(
-        "stream", name="stdout", text="Claim C2 — reproduced with caveats: slope 2.1 in d\n")]
-    nbformat.write(nb, root_nb)
+                 + [_printing_cell("# Claim C2 (second piece)",
+                                   "Claim C2 — reproduced with caveats: slope 2.1 in d")])
     found = claims.collect_claims(root)
     assert set(found) == {"C1", "C2"}
     assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
@@ -66,12 +68,8 @@ def test_named_pieces_of_a_claim_keep_their_names(tmp_path):
     """'Claim C9 (depth) — ...' and 'Claim C9 (recipe) — ...' are two pieces of C9: the row
     takes the worst verdict and each piece keeps its name in front of what it measured."""
     root = _book(tmp_path, _claim_cells("C1", "Claim C1 (depth) — reproduced: a")
-                 + [nbformat.v4.new_code_cell("# Claim C1 (recipe)")])
-    path = root / "notebooks" / "01_toy.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[-1].outputs = [nbformat.v4.new_output(
-        "stream", name="stdout", text="Claim C1 (recipe) — not reproduced at this scale: b\n")]
-    nbformat.write(nb, path)
+                 + [_printing_cell("# Claim C1 (recipe)",
+                                   "Claim C1 (recipe) — not reproduced at this scale: b")])
     found = claims.collect_claims(root)["C1"]
     assert found.verdict == "not reproduced at this scale"
     assert found.measured == ["depth: a", "recipe: b"]
