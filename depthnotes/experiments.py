@@ -577,19 +577,30 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
         data="python_topics", arms=(arm,), seeds=(0, 1, 2))
 
 
-@_register
-def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
+def _depth_comparison_arms(quick: bool, lrs: tuple[float, ...] | None = None) -> tuple:
+    """The arms of ``deepnorm_depth_comparison`` (``lrs=None``: its one rate, 1e-3, and its arm
+    names), or the same arms at each rate of ``lrs`` (names and info carry the rate)."""
     plan = {1: 4, 2: 3} if quick else {48: 400, 200: 200}       # depth -> steps
     base = TrainConfig(batch_size=4 if quick else 8, context=16 if quick else 64, lr=1e-3,
                        warmup_steps=1 if quick else 20, decay="cosine", grad_clip=1.0,
                        eval_batches=1 if quick else 16)
     arms = []
-    for L, steps in plan.items():
-        recipe = base.replace(steps=steps, eval_every=1 if quick else steps // 4)
-        arms += [Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
-                     {"family": family, "short": short, "norm": norm, "init": init,
-                      "n_layer": L})
-                 for family, short, norm, init in FIX_FAMILIES]
+    for lr in (lrs or (None,)):
+        for L, steps in plan.items():
+            recipe = base.replace(steps=steps, eval_every=1 if quick else steps // 4,
+                                  **({} if lr is None else {"lr": lr}))
+            for family, short, norm, init in FIX_FAMILIES:
+                info = {"family": family, "short": short, "norm": norm, "init": init,
+                        "n_layer": L, **({} if lr is None else {"lr": lr})}
+                rate = "" if lr is None else f", lr={lr:g}"
+                arms.append(Arm(f"{family}{rate}, L={L}", thin_config(L, norm, init), recipe,
+                                info))
+    return tuple(arms)
+
+
+@_register
+def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
+    arms = _depth_comparison_arms(quick)
     return Experiment(
         name="deepnorm_depth_comparison", quick=quick,
         description=(
@@ -607,6 +618,32 @@ def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
         measures=("training loss per step; validation loss four times per run (16 batches "
                   "of 8 x 64 held-out characters); whether and where a run diverged"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: The learning rates ``deepnorm_depth_lr`` adds to ``deepnorm_depth_comparison``'s 1e-3: a
+#: grid of three rates about 3x apart for every arm (EXPERIMENTS.md section 3).
+DEPTH_LR_GRID = (3e-4, 3e-3)
+
+
+@_register
+def deepnorm_depth_lr(quick: bool = False) -> Experiment:
+    arms = _depth_comparison_arms(quick, DEPTH_LR_GRID)
+    return Experiment(
+        name="deepnorm_depth_lr", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): the arms of deepnorm_depth_comparison (post-norm "
+            "with Xavier init, DeepNorm, pre-norm with Xavier init; the thin shape at L = 48 "
+            "and 200; the same recipe, steps and seeds) at two more peak learning rates, "
+            "3e-4 and 3e-3, so that with the comparison's 1e-3 every arm has a grid of three "
+            "rates about 3x apart and the chapter scores each arm at its best rate "
+            "(trainability.depth_outcomes), never at one rate chosen for one arm. 3e-4 is "
+            "the smaller rate the post-LN papers give post-norm; 3e-3 asks whether the deep "
+            "pre-norm and DeepNorm stacks, still falling at 200 steps, were held back by the "
+            "rate. 3 seeds per arm (36 runs). CPU estimate about 80 minutes (twice "
+            "deepnorm_depth_comparison). Cut: three rates, no longer runs at L = 200."),
+        measures=("training loss per step; validation loss four times per run (16 batches "
+                  "of 8 x 64 held-out characters); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
 @_register
@@ -661,14 +698,14 @@ def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> floa
     return steps * batch_size * context / train_tokens
 
 
-@_register
-def budget_basin(quick: bool = False) -> Experiment:
+def _basin_arms(quick: bool, lr_ref: float, suffix: str = "") -> tuple:
+    """``budget_basin``'s shapes, each at the rate ``budget.lr_for_width`` gives its width
+    under the 1/d rule with ``lr_ref`` at ``BASIN_D_REF`` (``suffix`` ends each arm's name)."""
     from .budget import lr_for_width
     from .data import load_corpus
     from .params import shapes_for_budget
 
-    corpus = load_corpus()
-    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=load_corpus().vocab_size,
                        context=BASIN_CONTEXT)
     depths = (1, 2, 12) if quick else BASIN_DEPTHS
     recipe = TrainConfig(steps=4 if quick else BASIN_STEPS, batch_size=4 if quick else
@@ -680,13 +717,23 @@ def budget_basin(quick: bool = False) -> Experiment:
     for budget in BASIN_BUDGETS:
         for s in shapes_for_budget(budget, base, tolerance=BASIN_TOLERANCE, d_multiple=2,
                                    n_layers=depths):
-            lr = lr_for_width(BASIN_LR_REF, s.d_model, BASIN_D_REF, BASIN_LR_RULE)
+            lr = lr_for_width(lr_ref, s.d_model, BASIN_D_REF, BASIN_LR_RULE)
             arms.append(Arm(
-                f"P={budget} L={s.n_layer}", s.config, recipe.replace(lr=lr),
+                f"P={budget} L={s.n_layer}{suffix}", s.config, recipe.replace(lr=lr),
                 {"budget": budget, "n_layer": s.n_layer, "d_model": s.d_model,
                  "n_head": s.n_head, "non_embedding": s.non_embedding,
-                 "aspect_ratio": s.aspect_ratio, "lr_ref": BASIN_LR_REF,
+                 "aspect_ratio": s.aspect_ratio, "lr_ref": lr_ref,
                  "d_ref": BASIN_D_REF, "lr_rule": BASIN_LR_RULE}))
+    return tuple(arms)
+
+
+@_register
+def budget_basin(quick: bool = False) -> Experiment:
+    from .data import load_corpus
+
+    corpus = load_corpus()
+    arms = _basin_arms(quick, BASIN_LR_REF)
+    depths = (1, 2, 12) if quick else BASIN_DEPTHS
     train_tokens = int(corpus.train.numel())
     n_epochs = epochs(BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT, train_tokens)
     val_tokens = int(corpus.val.numel())
@@ -725,11 +772,78 @@ def budget_basin(quick: bool = False) -> Experiment:
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 
+#: ``budget_basin_lr``'s reference rate: twice ``budget_basin``'s, so that every shape has
+#: two rates (its 1/d rate and twice it) and is scored at the better one.
+BASIN_LR_REF_2 = 2 * BASIN_LR_REF
+
+
+@_register
+def budget_basin_lr(quick: bool = False) -> Experiment:
+    arms = _basin_arms(quick, BASIN_LR_REF_2, suffix=" lr x2")
+    return Experiment(
+        name="budget_basin_lr", quick=quick,
+        description=(
+            "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at twice each shape's "
+            f"rate (lr = {BASIN_LR_REF_2:g} x {BASIN_D_REF} / d), so that with budget_basin "
+            "every shape has a grid of two rates and the chapter scores each shape at the "
+            "better one (budget.basins_from_record over both records). Why higher and not "
+            "lower: the calibration run trained every shape at 1e-3, a lower rate than the "
+            "1/d rule gives the narrow deep shapes, and the deep end was worse there too; a "
+            "higher rate for every shape is the direction not yet tried, and the one that "
+            "could rescue the deep end if the 1/d rule under-drives it. 3 seeds per shape "
+            "(42 runs). CPU estimate about 57 minutes, as budget_basin. Cut: two rates, not "
+            "three."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``layer_redundancy``'s model: ``budget_basin``'s shape at this budget and depth, and the
+#: shallower depths of the same width it is compared with.
+REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
+
+
+@_register
+def layer_redundancy(quick: bool = False) -> Experiment:
+    deep = next(a for a in _basin_arms(quick, BASIN_LR_REF)
+                if a.info["budget"] == REDUNDANCY_BUDGET
+                and a.info["n_layer"] == (2 if quick else REDUNDANCY_DEPTH))
+    probes = ["layer_removal_cost", "update_cosines", "angular_distances", "drop_last_losses"]
+    arms = [Arm(deep.name, deep.model, deep.recipe,
+                {**deep.info, "final_probes": probes})]
+    for k in ((1,) if quick else REDUNDANCY_SHALLOWER):
+        arms.append(Arm(f"{deep.name} -> L={k}", deep.model.replace(n_layer=k), deep.recipe,
+                        {**deep.info, "n_layer": k, "final_probes": ["drop_last_losses"]}))
+    d = deep.model.d_model
+    return Experiment(
+        name="layer_redundancy", quick=quick,
+        description=(
+            f"Chapter 6 (C13): do a trained model's deep layers grow redundant? budget_basin's "
+            f"{REDUNDANCY_DEPTH}-block shape at P = {REDUNDANCY_BUDGET:,} (d = {d}; the same "
+            "config, recipe and seeds, so its losses repeat that record's), with its "
+            f"per-layer measures kept: after training, on one held-out batch of "
+            f"{PROBE_SEQUENCES} x {deep.recipe.context} characters, the cosine of consecutive "
+            "blocks' updates, the angle each block turns the stream, the loss rise when one "
+            "block is removed and the loss with the last n blocks removed. Beside it, models "
+            f"of the same width with {' and '.join(map(str, REDUNDANCY_SHALLOWER))} blocks "
+            "trained from scratch with the same recipe: removing blocks is read against "
+            "training fewer. The untrained reference is measured in the chapter on the same "
+            "batch (experiments.final_probes on untrained models). 3 seeds per arm. CPU "
+            "estimate about 8 minutes. Cut: one budget, one depth."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and at the end; after training, the per-layer "
+                  "measures named in each arm's info['final_probes']"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
 # -- chapter 8 -------------------------------------------------------------------------------
 #: Per-layer measurements a corpus arm can ask for after training, by name in its
 #: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry
 #: per block application (``residual_variance``: L + 1 entries, the embedding first).
-FINAL_PROBES = ("layer_removal_cost", "residual_variance")
+FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
+                "angular_distances", "drop_last_losses")
 #: They are measured on one held-out batch of this many sequences (the arm's context), drawn
 #: with a generator seeded by 0: the same characters for every arm and seed.
 PROBE_SEQUENCES = 64
@@ -738,7 +852,11 @@ PROBE_SEQUENCES = 64
 def final_probes(model, corpus, arm: Arm) -> dict:
     """The per-layer measurements ``arm.info["final_probes"]`` names, on the trained
     ``model`` (none when it names none): ``depth_scaling.layer_removal_cost`` (loss rise when
-    one application is removed) and ``probes.residual_variance_by_layer``."""
+    one application is removed), ``probes.residual_variance_by_layer`` and chapter 6's
+    ``redundancy`` measures (``update_cosines``: L - 1 entries; ``angular_distances``;
+    ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the
+    full model's). A chapter calls it on untrained models too, for their reference on the
+    same batch."""
     from .checks import check_choice
 
     names = arm.info.get("final_probes", ())
@@ -750,11 +868,15 @@ def final_probes(model, corpus, arm: Arm) -> dict:
 
     from .depth_scaling import layer_removal_cost
     from .probes import residual_variance_by_layer
+    from .redundancy import angular_distances, drop_last_losses, update_cosines
 
     x, y = corpus.get_batch("val", PROBE_SEQUENCES, arm.recipe.context,
                             torch.Generator().manual_seed(0))            # (B, T) each
     measure = {"layer_removal_cost": lambda: layer_removal_cost(model, x, y),
-               "residual_variance": lambda: residual_variance_by_layer(model, x)}
+               "residual_variance": lambda: residual_variance_by_layer(model, x),
+               "update_cosines": lambda: update_cosines(model, x),
+               "angular_distances": lambda: angular_distances(model, x),
+               "drop_last_losses": lambda: drop_last_losses(model, x, y)}
     return {name: [float(v) for v in measure[name]()] for name in names}
 
 
@@ -848,7 +970,8 @@ def ln_scaling_depth(quick: bool = False) -> Experiment:
     vocab = load_corpus().vocab_size
     arms = tuple(
         Arm(f"{label}, L={L}", small_config(vocab, n_layer=L, ln_scaling=rule), recipe,
-            {"ln_scaling": rule, "n_layer": L, "final_probes": list(FINAL_PROBES)})
+            {"ln_scaling": rule, "n_layer": L,
+             "final_probes": ["layer_removal_cost", "residual_variance"]})
         for label, rule in (("pre-norm", "none"), ("pre-norm + LN scaling", "1/sqrt(l)")))
     return Experiment(
         name="ln_scaling_depth", quick=quick,
