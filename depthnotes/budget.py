@@ -20,6 +20,8 @@ suit. Both rules are available so a reader can compare them.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass
 from statistics import median
 
@@ -235,16 +237,48 @@ def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
     return Basin(budget, out, floor, width, broad)
 
 
+def _mean_or_inf(values) -> float:
+    """The mean of a shape's per-seed losses; infinite when a seed has none (it diverged)."""
+    values = [math.inf if v is None else float(v) for v in values]
+    return sum(values) / len(values) if all(math.isfinite(v) for v in values) else math.inf
+
+
 def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, Basin]:
     """``{budget: Basin}`` of a record whose arms carry ``info`` budget, n_layer and d_model
-    (such as ``budget_basin``), from each seed's final ``metric``."""
+    (such as ``budget_basin``), from each seed's final ``metric``.
+
+    A shape trained at several rates (a record combined with the one that adds rates,
+    ``records.combine_records``) is scored at the rate with the lowest mean loss over seeds
+    (a rate where a seed diverged ranks last; ties go to the arm listed first): every shape at
+    its best rate of the grid, never at one rate chosen for another (EXPERIMENTS.md §3).
+    ``best_rates`` says which rate won for each shape."""
     finals = record.final(metric)
-    by_budget: dict[int, list] = {}
+    tried: dict[tuple[int, int], list] = {}
     for name in record.arms:
         info = record.arm(name)["info"]
-        by_budget.setdefault(info["budget"], []).append(
+        tried.setdefault((info["budget"], info["n_layer"]), []).append(
             (name, info["n_layer"], info["d_model"], finals[name]))
+    by_budget: dict[int, list] = {}
+    for (budget, _), arms in tried.items():
+        best = min(arms, key=lambda a: _mean_or_inf(a[3]))        # stable: first on a tie
+        by_budget.setdefault(budget, []).append(best)
     return {P: judge_basin(P, shapes, **rule) for P, shapes in sorted(by_budget.items())}
+
+
+def best_rates(record, basins: dict[int, Basin], metric: str = "eval_loss") -> dict:
+    """``{arm label of each shape in basins: [(lr, mean loss over seeds), ...]}``, every rate
+    ``record`` holds for that shape, best first (mean infinite where a seed diverged)."""
+    finals = record.final(metric)
+    out = {}
+    for P, b in basins.items():
+        for shape in b.shapes:
+            rows = []
+            for name in record.arms:
+                a = record.arm(name)
+                if (a["info"]["budget"], a["info"]["n_layer"]) == (P, shape.n_layer):
+                    rows.append((a["recipe"]["lr"], _mean_or_inf(finals[name])))
+            out[shape.label] = sorted(rows, key=lambda r: r[1])
+    return out
 
 
 def basin_claim_word(basins) -> str:

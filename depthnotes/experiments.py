@@ -19,7 +19,8 @@ check and its kept models (``khop_*``), and the long runs chapters 5 and 6 held 
 existed (the 1,000-layer DeepNorm comparison; the budget sweep that chapter 7 reads); chapter
 4's post-norm failure depth; and chapter 8's extension records (``looped_khop``, built from the
 k-hop sweep's arms; ``depth_lr_transfer``; ``ln_scaling_depth``, whose arms ask for per-layer
-measurements after training through ``info["final_probes"]``, see ``final_probes``).
+measurements after training through ``info["final_probes"]``, see
+``record_probes.final_probes``).
 Experiments that keep their trained models (``keep_models``) also store the weights.
 """
 
@@ -182,7 +183,7 @@ def run_job(job: Job) -> dict:
 def _run_corpus(job: Job) -> tuple[object, dict]:
     from .data import load_corpus
     from .model import Transformer
-    from .record_probes import make_probe
+    from .record_probes import final_probes, make_probe
     from .train import train
 
     corpus = load_corpus(job.data)
@@ -190,7 +191,7 @@ def _run_corpus(job: Job) -> tuple[object, dict]:
     probe = make_probe(job.arm.info, model, corpus)     # None unless the arm names one
     res = train(model, corpus, job.arm.recipe.replace(seed=job.seed),
                 on_step=probe.on_step if probe else None)
-    probes = final_probes(model, corpus, job.arm)     # chapter 8: per-layer, if info asks
+    probes = final_probes(model, corpus, job.arm)     # per-layer, if info["final_probes"] asks
     every, curve = window_means(res.train_losses)
     result = {"curves": {"train_loss": curve, "train_loss_every": every,
                          "eval_steps": list(res.eval_steps),
@@ -807,6 +808,8 @@ REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
 
 @_register
 def layer_redundancy(quick: bool = False) -> Experiment:
+    from .record_probes import PROBE_SEQUENCES
+
     deep = next(a for a in _basin_arms(quick, BASIN_LR_REF)
                 if a.info["budget"] == REDUNDANCY_BUDGET
                 and a.info["n_layer"] == (2 if quick else REDUNDANCY_DEPTH))
@@ -839,47 +842,6 @@ def layer_redundancy(quick: bool = False) -> Experiment:
 
 
 # -- chapter 8 -------------------------------------------------------------------------------
-#: Per-layer measurements a corpus arm can ask for after training, by name in its
-#: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry
-#: per block application (``residual_variance``: L + 1 entries, the embedding first).
-FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
-                "angular_distances", "drop_last_losses")
-#: They are measured on one held-out batch of this many sequences (the arm's context), drawn
-#: with a generator seeded by 0: the same characters for every arm and seed.
-PROBE_SEQUENCES = 64
-
-
-def final_probes(model, corpus, arm: Arm) -> dict:
-    """The per-layer measurements ``arm.info["final_probes"]`` names, on the trained
-    ``model`` (none when it names none): ``depth_scaling.layer_removal_cost`` (loss rise when
-    one application is removed), ``probes.residual_variance_by_layer`` and chapter 6's
-    ``redundancy`` measures (``update_cosines``: L - 1 entries; ``angular_distances``;
-    ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the
-    full model's). A chapter calls it on untrained models too, for their reference on the
-    same batch."""
-    from .checks import check_choice
-
-    names = arm.info.get("final_probes", ())
-    for name in names:
-        check_choice("info['final_probes'][i]", name, FINAL_PROBES)
-    if not names:
-        return {}
-    import torch
-
-    from .depth_scaling import layer_removal_cost
-    from .probes import residual_variance_by_layer
-    from .redundancy import angular_distances, drop_last_losses, update_cosines
-
-    x, y = corpus.get_batch("val", PROBE_SEQUENCES, arm.recipe.context,
-                            torch.Generator().manual_seed(0))            # (B, T) each
-    measure = {"layer_removal_cost": lambda: layer_removal_cost(model, x, y),
-               "residual_variance": lambda: residual_variance_by_layer(model, x),
-               "update_cosines": lambda: update_cosines(model, x),
-               "angular_distances": lambda: angular_distances(model, x),
-               "drop_last_losses": lambda: drop_last_losses(model, x, y)}
-    return {name: [float(v) for v in measure[name]()] for name in names}
-
-
 #: Chapter 8's depth-transfer rules: (label, ``branch_scale``).
 TRANSFER_RULES = (("standard", 1.0), ("1/sqrt(L)", "1/sqrt(L)"), ("1/L", "1/L"))
 

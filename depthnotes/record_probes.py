@@ -2,7 +2,15 @@
 the end.
 
 A record's runs keep losses (``experiments._run_corpus``); the model itself is gone when the
-worker returns. Chapter 5 needs two measurements that exist only while the model does:
+worker returns, so whatever a chapter reads about the model's insides is measured here, in the
+worker, and stored with the run. Two ways to ask, both part of the arm's stored info (so
+changing them makes the record stale), both measured on held-out batches from
+``probe_batches`` (the same tokens for every arm and seed, the training batches untouched):
+
+* ``info["final_probes"] = [name, ...]`` (``final_probes``): per-layer measures of the trained
+  model, each stored in the run's ``final`` as a list (``FINAL_PROBES``; chapters 6 and 8);
+* ``info["probe"] = {"name": ..., options}`` (``make_probe``): a measurement that also needs
+  the untrained model or every step, stored in the run's ``"probes"``. Chapter 5 needs two:
 
 * ``"update_size"`` — DeepNet's early-update measure, ||F(x; theta_t) - F(x; theta_0)|| after
   every step (``probes.UpdateTracker``), on one fixed held-out batch (C12);
@@ -11,12 +19,8 @@ worker returns. Chapter 5 needs two measurements that exist only while the model
   over a few fixed held-out batches, once at initialisation and once after training, on the
   same model (C10): the untrained numbers are the reference the trained ones are read against.
 
-An arm asks for one by naming it in its info, ``info["probe"] = {"name": "layer_use",
-"batches": 4, ...}``; the spec is part of the arm's stored config, so changing it makes the
-record stale. The run's result then carries ``"probes"``: a dict of plain lists and floats
-(keys in ``PROBE_KEYS``). The probe batches are drawn from the validation split with a
-generator of their own (seed ``PROBE_SEED``), so every arm and seed is measured on the same
-tokens, and the training batches are untouched.
+For ``info["probe"] = {"name": "layer_use", "batches": 4, ...}`` the run's result carries
+``"probes"``: a dict of plain lists and floats (keys in ``PROBE_KEYS``).
 """
 
 from __future__ import annotations
@@ -88,6 +92,43 @@ class LayerUseProbe:
 
 
 PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe}
+
+
+#: Per-layer measurements an arm can ask for after training, by name in its
+#: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry
+#: per block application (``residual_variance``: L + 1 entries, the embedding first;
+#: ``update_cosines``: L - 1, one per pair of consecutive blocks).
+FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
+                "angular_distances", "drop_last_losses")
+#: They are measured on one held-out batch (``probe_batches``) of this many sequences of the
+#: arm's context.
+PROBE_SEQUENCES = 64
+
+
+def final_probes(model, corpus, arm) -> dict:
+    """The per-layer measurements ``arm.info["final_probes"]`` names, on ``model`` (an
+    ``experiments.Arm``; none when it names none): ``depth_scaling.layer_removal_cost`` (loss
+    rise when one application is removed), ``probes.residual_variance_by_layer`` and chapter
+    6's ``redundancy`` measures (``update_cosines``, ``angular_distances``,
+    ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the full
+    model's). A chapter calls it on untrained models too, for their reference on the same
+    batch."""
+    from .depth_scaling import layer_removal_cost
+    from .probes import residual_variance_by_layer
+    from .redundancy import angular_distances, drop_last_losses, update_cosines
+
+    names = arm.info.get("final_probes", ())
+    for name in names:
+        check_choice("info['final_probes'][i]", name, FINAL_PROBES)
+    if not names:
+        return {}
+    (x, y), = probe_batches(corpus, 1, PROBE_SEQUENCES, arm.recipe.context)   # (B, T) each
+    measure = {"layer_removal_cost": lambda: layer_removal_cost(model, x, y),
+               "residual_variance": lambda: residual_variance_by_layer(model, x),
+               "update_cosines": lambda: update_cosines(model, x),
+               "angular_distances": lambda: angular_distances(model, x),
+               "drop_last_losses": lambda: drop_last_losses(model, x, y)}
+    return {name: [float(v) for v in measure[name]()] for name in names}
 
 
 def make_probe(info: dict, model, corpus):

@@ -152,6 +152,36 @@ class Record:
                 range(len(values))], list(values)
 
 
+def combine_records(*records: Record) -> Record:
+    """One ``Record`` holding the arms and runs of several records of the same data and seeds,
+    such as a record and the one that adds learning rates to its arms
+    (``deepnorm_depth_comparison`` and ``deepnorm_depth_lr``): a chapter reads a grid spread
+    over records as one record, so a rule scores every arm at its best rate over all of them.
+    Each record is checked against its own definition before (``check_current``); the result
+    is named after all of them and is not a file."""
+    if not records:
+        raise ValueError("combine_records needs at least one record")
+    first = records[0]
+    for r in records[1:]:
+        for key in ("data", "seeds"):
+            if r.config[key] != first.config[key]:
+                raise ValueError(f"records {first.name!r} and {r.name!r} differ in {key}: "
+                                 f"{first.config[key]!r} vs {r.config[key]!r}")
+        if r.quick != first.quick:
+            raise ValueError(f"records {first.name!r} and {r.name!r}: one is quick, one not")
+    arms = [a for r in records for a in r.config["arms"]]
+    names = [a["name"] for a in arms]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"records {[r.name for r in records]} share arm names {repeated}")
+    return Record(name=" + ".join(r.name for r in records), quick=first.quick,
+                  description="\n\n".join(r.description for r in records),
+                  measures=first.measures, command="; ".join(r.command for r in records),
+                  config={**first.config, "arms": arms},
+                  runs=[run for r in records for run in r.runs],
+                  provenance=first.provenance)
+
+
 def find_record(name: str, quick: bool = False) -> Path:
     """Where record ``name`` is: ``records/`` next to the working directory, else the
     repository's ``notebooks/records/``; FileNotFoundError naming the command otherwise."""

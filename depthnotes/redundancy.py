@@ -14,13 +14,14 @@ captured by ``probes.residual_stream``:
 
 Each is per token (over d_model), then averaged over batch and time. None changes the model.
 
-A measure means little without a reference: ``judge_redundancy`` compares the trained model's
-update cosines with the same measure on untrained models of the same shape (GPT-2's init
-already makes every block's update small, so "small" alone is not learned), and counts the
-top blocks that can go (``removable_count``). Its rule is stated by ``redundancy_rule``. The
-measures of fewer than ``verdicts.MIN_SEEDS`` trained models are an illustration, not a verdict:
-``judge_redundancy`` is told how many trained models they come from and says ``inconclusive``
-below that (EXPERIMENTS.md §2).
+A measure means little without a reference: ``judge_redundancy`` compares the trained models'
+update cosines (one model per seed) with the same measure on untrained models of the same
+shape (GPT-2's init already makes every block's update small, so "small" alone is not
+learned), and counts the top blocks that can go in each (``removable_count``). Its rule is
+stated by ``redundancy_rule``. The measures of fewer than ``verdicts.MIN_SEEDS`` trained models
+are an illustration, not a verdict: ``judge_redundancy`` then says ``inconclusive``
+(EXPERIMENTS.md §2). Chapter 6 reads the trained measures from the ``layer_redundancy`` record
+(``record_probes.final_probes``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .checks import check_int, check_number, eval_mode
+from .checks import check_number, eval_mode
 from .probes import check_probe_input, residual_stream
 from .verdicts import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
 
@@ -86,25 +87,30 @@ def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
 
 def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
     """The rule ``judge_redundancy`` applies, as a sentence for the page."""
-    return (f"Consecutive updates are similar because of training when the trained model's "
+    return (f"Consecutive updates are similar because of training when every trained model's "
             f"mean cosine over the block pairs after block 1 exceeds the highest untrained "
             f"model's by more than the untrained models' min-max range. Many blocks can go "
-            f"when the last n blocks can be removed with the loss within {rel:.0%} of the "
-            f"full loss for at least {many:.0%} of the blocks. Both must hold for the claim "
-            f"(then: reproduced with caveats); otherwise not reproduced at this scale. A "
-            f"verdict needs the measures of at least {MIN_SEEDS} trained models (seeds); from "
-            f"fewer the word is inconclusive, whatever the measures show.")
+            f"when, in every trained model, the last n blocks can be removed with the loss "
+            f"within {rel:.0%} of the full loss for at least {many:.0%} of the blocks. Both "
+            f"must hold for the claim (then: reproduced with caveats); otherwise not "
+            f"reproduced at this scale. A verdict needs the measures of at least {MIN_SEEDS} "
+            f"trained models (seeds); from fewer the word is inconclusive, whatever the "
+            f"measures show.")
 
 
 @dataclass(frozen=True)
 class RedundancyCheck:
-    """The result of ``judge_redundancy``."""
+    """The result of ``judge_redundancy``: per trained model (seed) and per untrained one."""
 
-    trained_cos: float                 # mean cos(u_i, u_i+1) over pairs after block 1
+    trained_cos: tuple[float, ...]     # mean cos(u_i, u_i+1) over pairs after block 1
     untrained_cos: tuple[float, ...]   # the same mean, one per untrained model
-    removable: int                     # removable_count of the trained model
+    removable: tuple[int, ...]         # removable_count, one per trained model
     n_layer: int
-    models: int                        # how many trained models the measures come from
+
+    @property
+    def models(self) -> int:
+        """How many trained models the measures come from."""
+        return len(self.trained_cos)
 
     @property
     def untrained_range(self) -> float:
@@ -112,12 +118,13 @@ class RedundancyCheck:
 
     @property
     def aligned(self) -> bool:
-        """The trained cosine is above every untrained one by more than their range."""
-        return self.trained_cos - max(self.untrained_cos) > self.untrained_range
+        """Every trained cosine is above every untrained one by more than their range."""
+        return min(self.trained_cos) - max(self.untrained_cos) > self.untrained_range
 
     @property
     def many(self) -> bool:
-        return self.removable >= MANY_FRACTION * self.n_layer
+        """In every trained model at least ``MANY_FRACTION`` of the blocks can go."""
+        return min(self.removable) >= MANY_FRACTION * self.n_layer
 
     @property
     def word(self) -> str:
@@ -136,20 +143,21 @@ def later_mean_cosine(cosines) -> float:
     return float(cosines[1:].mean())
 
 
-def judge_redundancy(trained_cosines, untrained_cosines, drop_losses, *,
-                     models: int) -> RedundancyCheck:
-    """Apply ``redundancy_rule``: ``trained_cosines`` is ``update_cosines`` of the trained
-    model, ``untrained_cosines`` one such array per untrained model of the same shape (at
-    least 2), ``drop_losses`` the trained model's ``drop_last_losses``; ``models`` is how many
-    trained models (seeds) these measures come from (fewer than ``MIN_SEEDS``: inconclusive).
-    """
-    check_int("models", models)
+def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> RedundancyCheck:
+    """Apply ``redundancy_rule``. ``trained_cosines`` holds ``update_cosines`` of each trained
+    model (one array per seed), ``drop_losses`` each one's ``drop_last_losses`` (same order),
+    ``untrained_cosines`` one ``update_cosines`` array per untrained model of the same shape
+    (at least 2). Fewer than ``MIN_SEEDS`` trained models give ``inconclusive``."""
+    if len(trained_cosines) < 1 or len(trained_cosines) != len(drop_losses):
+        raise ValueError(f"need one drop_losses per trained model, got {len(trained_cosines)} "
+                         f"trained_cosines and {len(drop_losses)} drop_losses")
     if len(untrained_cosines) < 2:
         raise ValueError("untrained_cosines needs at least 2 untrained models (a range)")
-    drop_losses = np.asarray(drop_losses, dtype=float)
-    if len(trained_cosines) != drop_losses.size - 1:
-        raise ValueError(f"{len(trained_cosines)} update cosines do not belong to "
-                         f"{drop_losses.size} drop losses (expect L - 1 and L)")
-    return RedundancyCheck(later_mean_cosine(trained_cosines),
+    drops = [np.asarray(d, dtype=float) for d in drop_losses]
+    for cos, drop in zip(trained_cosines, drops):
+        if len(cos) != drop.size - 1 or drop.size != drops[0].size:
+            raise ValueError(f"{len(cos)} update cosines do not belong to {drop.size} drop "
+                             f"losses (expect L - 1 and L, the same L for every model)")
+    return RedundancyCheck(tuple(later_mean_cosine(c) for c in trained_cosines),
                            tuple(later_mean_cosine(c) for c in untrained_cosines),
-                           removable_count(drop_losses), int(drop_losses.size), models)
+                           tuple(removable_count(d) for d in drops), int(drops[0].size))

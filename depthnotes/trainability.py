@@ -152,15 +152,17 @@ def _arm_outcome(record, arm: str, baseline: float, margin: float,
         losses.append(final["initial_loss"] if status == DIVERGED else final["eval_loss"])
         times.append(None if status == DIVERGED else time_to_train(
             *record.curve(arm, "eval_loss", seed), baseline, margin))
+    lr = info["lr"] if "lr" in info else record.arm(arm)["recipe"].get("lr")   # peak rate
     return DepthOutcome(info["family"], info["n_layer"], arm, tuple(statuses), tuple(losses),
-                        tuple(times), tuple(slopes), info.get("lr"))
+                        tuple(times), tuple(slopes), lr)
 
 
 def depth_outcomes(record, baseline: float, margin: float,
                    flat: float = FLAT_SLOPE) -> dict[str, list[DepthOutcome]]:
-    """``{family: [DepthOutcome, ...]}`` of a record whose arms carry ``info["family"]``,
-    ``info["n_layer"]`` and ``info["lr"]`` (``postnorm_failure_depth``), families in the
-    record's order, depths ascending.
+    """``{family: [DepthOutcome, ...]}`` of a record whose arms carry ``info["family"]`` and
+    ``info["n_layer"]`` (``postnorm_failure_depth``; the rate is ``info["lr"]``, else the
+    recipe's), families in the record's order, depths ascending. A grid spread over several
+    records is read as one: ``records.combine_records``.
 
     Where a family was trained at several learning rates at one depth, it is scored at the
     rate whose runs have the lowest mean loss (the losses ``compare`` reads: a diverged run

@@ -167,7 +167,8 @@ def test_final_probes_measure_each_application():
     entry per application, also for a weight-shared model); unknown names are refused."""
     from depthnotes.data import load_corpus
     from depthnotes.depth_scaling import small_config
-    from depthnotes.experiments import FINAL_PROBES, Arm, final_probes
+    from depthnotes.experiments import Arm
+    from depthnotes.record_probes import FINAL_PROBES, final_probes
     from depthnotes.model import Transformer
     from depthnotes.train import TrainConfig
 
@@ -178,6 +179,8 @@ def test_final_probes_measure_each_application():
     out = final_probes(model, corpus, Arm("a", cfg, recipe,
                                           {"final_probes": list(FINAL_PROBES)}))
     assert len(out["layer_removal_cost"]) == 3 and len(out["residual_variance"]) == 4
+    assert len(out["update_cosines"]) == 2 and len(out["angular_distances"]) == 3
+    assert len(out["drop_last_losses"]) == 3
     assert all(isinstance(v, float) for v in out["layer_removal_cost"])
     assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
     with pytest.raises(ValueError, match="final_probes"):

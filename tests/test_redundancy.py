@@ -89,22 +89,30 @@ DROP_HALF = [2.0, 2.01, 2.05, 2.5]                       # 2 of 4 within 5 %: "m
 DROP_FEW = [2.0, 2.01, 2.3, 2.5]                         # 1 of 4: not many
 
 
+def _judge(cosines, drops, models=3):
+    """judge_redundancy on ``models`` trained models with the same measures."""
+    return judge_redundancy([np.array(cosines)] * models, UNTRAINED, [drops] * models)
+
+
 def test_judge_redundancy_needs_learned_alignment_and_many_removable():
-    c = judge_redundancy(np.array([-0.9, 0.6, 0.7]), UNTRAINED, DROP_HALF, models=3)
+    c = _judge([-0.9, 0.6, 0.7], DROP_HALF)
     assert later_mean_cosine([-0.9, 0.6, 0.7]) == pytest.approx(0.65)   # block 1 left out
     assert c.untrained_range == pytest.approx(0.05) and c.aligned and c.many
-    assert c.models == 3
+    assert c.models == 3 and c.removable == (2, 2, 2)
     # the trained cosine must clear the highest untrained one by more than their range
-    assert not judge_redundancy(np.array([0.0, 0.1, 0.1]), UNTRAINED, DROP_HALF,
-                                models=3).aligned
-    few = judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED, DROP_FEW, models=3)
+    assert not _judge([0.0, 0.1, 0.1], DROP_HALF).aligned
+    few = _judge([0.0, 0.6, 0.7], DROP_FEW)
     assert few.aligned and not few.many
+    # every seed must show it: one seed's weak alignment or few removable blocks decide
+    mixed = judge_redundancy([np.array([0.0, 0.6, 0.7])] * 2 + [np.array([0.0, 0.1, 0.1])],
+                             UNTRAINED, [DROP_HALF, DROP_HALF, DROP_FEW])
+    assert not mixed.aligned and not mixed.many and mixed.removable == (2, 2, 1)
     with pytest.raises(ValueError, match="at least 2 untrained"):
-        judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED[:1], DROP_HALF, models=3)
+        judge_redundancy([np.array([0.0, 0.6, 0.7])], UNTRAINED[:1], [DROP_HALF])
     with pytest.raises(ValueError, match="L - 1 and L"):
-        judge_redundancy(np.array([0.0, 0.6]), UNTRAINED, DROP_HALF, models=3)
-    with pytest.raises(ValueError, match="models"):
-        judge_redundancy(np.array([0.0, 0.6, 0.7]), UNTRAINED, DROP_HALF, models=0)
+        judge_redundancy([np.array([0.0, 0.6])], UNTRAINED, [DROP_HALF])
+    with pytest.raises(ValueError, match="one drop_losses per trained model"):
+        judge_redundancy([np.array([0.0, 0.6, 0.7])] * 2, UNTRAINED, [DROP_HALF])
 
 
 @pytest.mark.parametrize("cosines, drops, models, word", [
@@ -115,7 +123,7 @@ def test_judge_redundancy_needs_learned_alignment_and_many_removable():
     ([0.0, 0.6, 0.7], DROP_FEW, 1, INCONCLUSIVE),        # one model: no verdict either way
 ])
 def test_judge_redundancy_word_for_each_branch(cosines, drops, models, word):
-    assert judge_redundancy(np.array(cosines), UNTRAINED, drops, models=models).word == word
+    assert _judge(cosines, drops, models).word == word
 
 
 def test_redundancy_rule_states_the_models_a_verdict_needs():
