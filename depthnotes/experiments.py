@@ -880,22 +880,26 @@ def looped_khop(quick: bool = False) -> Experiment:
 TRANSFER_LRS = (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2)
 
 
-@_register
-def depth_lr_transfer(quick: bool = False) -> Experiment:
+def _transfer_arms(quick: bool, depths: tuple[int, ...], lrs: tuple[float, ...]) -> tuple:
+    """``depth_lr_transfer``'s arms: every rule of ``TRANSFER_RULES`` at each depth and rate."""
     from .data import load_corpus
     from .depth_scaling import small_config
 
-    depths = (1, 2) if quick else (4, 16)
-    lrs = TRANSFER_LRS[2:4] if quick else TRANSFER_LRS
     recipe = TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=lrs[0], warmup_steps=40,
                          eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
     vocab = load_corpus().vocab_size
-    arms = tuple(
+    return tuple(
         Arm(f"{label} L={L} lr={lr:g}",
             small_config(vocab, n_layer=L, branch_scale=scale), recipe.replace(lr=lr),
             {"rule": label, "branch_scale": scale, "n_layer": L, "lr": lr})
         for label, scale in TRANSFER_RULES for L in depths for lr in lrs)
+
+
+@_register
+def depth_lr_transfer(quick: bool = False) -> Experiment:
+    arms = _transfer_arms(quick, (1, 2) if quick else (4, 16),
+                          TRANSFER_LRS[2:4] if quick else TRANSFER_LRS)
     return Experiment(
         name="depth_lr_transfer", quick=quick,
         description=(
@@ -914,6 +918,33 @@ def depth_lr_transfer(quick: bool = False) -> Experiment:
             "with room on either side. Cut to fit about 40 CPU-minutes (timed: about 31 and "
             "128 ms per step at L = 4 and 16 on one thread, under load): no L = 64 (about 4x "
             "the cost of all the rest), 250 steps only."),
+        measures=("training loss per step; validation loss after 125 steps and after the "
+                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``depth_lr_transfer_64``'s depth and grid: the five smaller rates of ``TRANSFER_LRS``
+#: (3.2e-2 was the worst rate of every rule at L = 16, and deeper stacks take smaller rates).
+TRANSFER_DEEP, TRANSFER_DEEP_LRS = 64, TRANSFER_LRS[:5]
+
+
+@_register
+def depth_lr_transfer_64(quick: bool = False) -> Experiment:
+    arms = _transfer_arms(quick, (3,) if quick else (TRANSFER_DEEP,),
+                          TRANSFER_LRS[2:4] if quick else TRANSFER_DEEP_LRS)
+    return Experiment(
+        name="depth_lr_transfer_64", quick=quick,
+        description=(
+            f"Chapter 8 (X2b): depth_lr_transfer's three branch rules, model and recipe at "
+            f"L = {TRANSFER_DEEP}, so that the sweep spans 4 to {TRANSFER_DEEP} blocks (16x). "
+            "The chapter reads both records as one (records.combine_records). Rates: the "
+            f"five smaller rates of its grid ({', '.join(f'{r:g}' for r in TRANSFER_DEEP_LRS)}"
+            "), x2 apart; 3.2e-2 is left out because it was the worst rate of every rule at "
+            "L = 16 and the standard parameterisation's optimum can only move down with "
+            "depth (the grid's edge is reported if a rule's best rate lands on it). 3 seeds "
+            "(45 runs). CPU estimate about 100 minutes (about 0.5 s per step at L = 64 on "
+            "one thread, 4x L = 16's 128 ms). Cut: no 3.2e-2, 250 steps."),
         measures=("training loss per step; validation loss after 125 steps and after the "
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),
