@@ -185,19 +185,30 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
         for L in sorted(by_depth):
             losses = dict(sorted(by_depth[L].items()))
             best = min(losses, key=lambda lr: sum(losses[lr]) / len(losses[lr]))
-            moved = bool(rows) and _moved(losses, best, rows[0].best)
+            moved = bool(rows) and _moved(losses, best, rows[0])
             rows.append(DepthOptimum(rule, L, losses, best, moved))
         out[rule] = rows
     return out
 
 
-def _moved(losses: dict, best: float, shallow_best: float) -> bool:
-    grid = list(losses)
-    i0 = grid.index(shallow_best)
-    near = grid[max(0, i0 - 1): i0 + 2]                 # r0 and its neighbours on the grid
+def _moved(losses: dict, best: float, shallow: DepthOptimum) -> bool:
+    """The rule of ``lr_optima``; "one grid step" is read on the shallowest depth's grid (a
+    deeper depth may have been run on part of it; a neighbour it lacks is left out)."""
+    grid = list(shallow.losses)
+    i0 = grid.index(shallow.best)
+    near = [lr for lr in grid[max(0, i0 - 1): i0 + 2] if lr in losses]   # r0, neighbours
     if best in near:
         return False
+    if not near:
+        raise ValueError(f"L = {shallow.n_layer}'s best rate {shallow.best:g} and its "
+                         f"neighbours were not run at the deeper depth (rates {list(losses)})")
     return all(compare({best: losses[best], lr: losses[lr]}).clear for lr in near)
+
+
+def at_grid_edge(optimum: DepthOptimum) -> bool:
+    """The best rate is the smallest or the largest rate run at that depth: the true optimum
+    may lie outside the grid, and "moved" or "stays put" is a lower bound on the shift."""
+    return optimum.best in (min(optimum.losses), max(optimum.losses))
 
 
 def transfer_word(optima: dict[str, list[DepthOptimum]], standard: str = "standard") -> str:

@@ -20,7 +20,9 @@ counts as did not train. The split is only shown, in ``run_word``.
   Both: ``reproduced``; the rate half only: ``reproduced with caveats``; else ``not
   reproduced at this scale``.
 * C9, depth and C12, training (``depth_verdict``): at each depth, two families' final
-  validation losses compared (a diverged run enters with its first loss, as in chapter 4);
+  validation losses compared, each family at its best rate of the grid that
+  ``deepnorm_depth_comparison`` and ``deepnorm_depth_lr`` hold together (a diverged run
+  enters with its first loss, as in chapter 4);
   the claimed family must train (every seed) and be clearly better. At every depth:
   ``reproduced``; at some: ``reproduced with caveats``; at none: ``not reproduced``.
 * C10 (``layer_use_verdict``): pre-norm "under-uses its deepest layers" needs both measures
@@ -54,8 +56,8 @@ from .verdicts import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WI
                        Comparison, claim_word, compare)
 
 #: The records chapter 5 shows, in the order the chapter reads them.
-RECORDS = ("prenorm_vs_postnorm_grid", "deepnorm_depth_comparison", "prenorm_layer_use",
-           "deepnorm_update_size", "deepnorm_1000_layers")
+RECORDS = ("prenorm_vs_postnorm_grid", "deepnorm_depth_comparison", "deepnorm_depth_lr",
+           "prenorm_layer_use", "deepnorm_update_size", "deepnorm_1000_layers")
 
 
 def unigram_loss(corpus) -> float:

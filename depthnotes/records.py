@@ -109,6 +109,21 @@ class Record:
                 return a
         raise KeyError(f"record {self.name!r} has no arm {name!r}; its arms are {self.arms}")
 
+    def select(self, arms) -> "Record":
+        """This record with only ``arms`` (in this record's order) and their runs: e.g. each
+        shape's best rate, once a rule has chosen it, so that every later reading of the
+        record sees the chosen arms only."""
+        keep = set(arms)
+        missing = sorted(keep - set(self.arms))
+        if missing:
+            raise KeyError(f"record {self.name!r} has no arms {missing}")
+        return Record(name=self.name, quick=self.quick, description=self.description,
+                      measures=self.measures, command=self.command,
+                      config={**self.config, "arms": [a for a in self.config["arms"]
+                                                      if a["name"] in keep]},
+                      runs=[r for r in self.runs if r["arm"] in keep],
+                      provenance=self.provenance, path=self.path)
+
     def run(self, arm: str, seed: int) -> dict:
         """The stored run of ``arm`` with ``seed``."""
         for r in self.runs:

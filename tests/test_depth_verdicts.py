@@ -119,6 +119,20 @@ def test_transfer_rule_a_near_tie_stays_put_and_the_words():
     assert dv.transfer_word(dv.lr_optima(rec)) == WITH_CAVEATS
 
 
+def test_transfer_rule_reads_one_grid_step_on_the_shallow_grid():
+    """A deeper depth run on part of the grid: neighbours it lacks are left out, the edge is
+    flagged, and a deep grid without r0 or its neighbours is an error, not a verdict."""
+    deep = {lr: v for lr, v in _bowl(0).items() if lr != 2e-3}           # lacks a neighbour
+    rec = _transfer({**_rule("standard", _bowl(0), deep)})
+    shallow, at64 = dv.lr_optima(rec)["standard"]
+    assert not at64.moved and dv.at_grid_edge(at64) and dv.at_grid_edge(shallow)
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0))})
+    assert not dv.at_grid_edge(dv.lr_optima(rec)["standard"][0])
+    far = {lr: v for lr, v in _bowl(0).items() if lr == 1e-3}
+    with pytest.raises(ValueError, match="were not run at the deeper depth"):
+        dv.lr_optima(_transfer({**_rule("standard", _bowl(3), far)}))
+
+
 def test_a_diverged_run_counts_with_its_first_loss():
     assert dv.run_loss({"eval_loss": None, "initial_loss": 4.5, "diverged": True}) == 4.5
     assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": True}) == 4.5

@@ -29,6 +29,10 @@ def test_combine_records_joins_arms_and_runs_and_refuses_clashes():
     both = combine_records(a, b)
     assert both.arms == ["x", "y"] and both.name == "a + b" and len(both.runs) == 6
     assert both.run("y", 2) is b.run("y", 2)
+    only_y = both.select(["y"])
+    assert only_y.arms == ["y"] and len(only_y.runs) == 3 and only_y.name == both.name
+    with pytest.raises(KeyError, match="no arms"):
+        both.select(["w"])
     with pytest.raises(ValueError, match="share arm names"):
         combine_records(a, a)
     with pytest.raises(ValueError, match="differ in seeds"):
