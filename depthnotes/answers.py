@@ -183,6 +183,11 @@ def _verify_5_4(profile, given):
     return None
 
 
+def _largest_within(given) -> int:
+    """Exercise 6.4: the largest n whose loss increase ``drop_cost[n]`` is within ``limit``."""
+    return max(n for n, c in enumerate(given["drop_cost"]) if c <= given["limit"])
+
+
 def _verify_6_5(losses, given):
     problem = _model_problem(given["model"])
     if problem:
@@ -530,16 +535,15 @@ EXERCISES = {
                     "Look only at the points of the 25,000 budget."),
         )),
     "6.4": Number(
-        needs=("drop_cost",), integer=True,
-        expected=lambda g: max(n for n, c in enumerate(g["drop_cost"]) if c <= 0.1),
+        needs=("drop_cost", "limit"), integer=True,
+        expected=lambda g: _largest_within(g),
         idea="n counts removed blocks from 0; keep the largest n whose loss increase is still "
              "within the limit.",
         mistakes=(
-            Mistake(lambda g: max(n for n, c in enumerate(g["drop_cost"]) if c <= 0.1) + 1,
+            Mistake(lambda g: _largest_within(g) + 1,
                     "That is one past the answer: n counts removed blocks from 0, and the task "
                     "asks for the last n still within the limit."),
-            Mistake(lambda g: len(g["drop_cost"])
-                    - max(n for n, c in enumerate(g["drop_cost"]) if c <= 0.1),
+            Mistake(lambda g: len(g["drop_cost"]) - _largest_within(g),
                     "n counts the blocks removed, not the blocks kept."),
         )),
     "6.5": Experiment(

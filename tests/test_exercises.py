@@ -159,7 +159,7 @@ CASES = {
              lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
     "6.2": (128.0, {}, [96 / 12288, 1, 12288 / 12]),
     "6.3": (2, {"sweep": SWEEP}, [4, 1, 2.5]),
-    "6.4": (3, {"drop_cost": DROP}, [4, 5, 1, 2.5]),
+    "6.4": (3, {"drop_cost": DROP, "limit": 0.1}, [4, 5, 1, 2.5]),
     "6.5": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
             {"model": EIGHT, "droppable": 2, "conclusion": True},
             [{"conclusion": False}, {"answer": np.ones(5)}, {"model": "model"}]),
