@@ -21,7 +21,6 @@ suit. Both rules are available so a reader can compare them.
 from __future__ import annotations
 
 import math
-
 from dataclasses import asdict, dataclass
 from statistics import median
 

@@ -833,7 +833,7 @@ def layer_redundancy(quick: bool = False) -> Experiment:
             f"of the same width with {' and '.join(map(str, REDUNDANCY_SHALLOWER))} blocks "
             "trained from scratch with the same recipe: removing blocks is read against "
             "training fewer. The untrained reference is measured in the chapter on the same "
-            "batch (experiments.final_probes on untrained models). 3 seeds per arm. CPU "
+            "batch (record_probes.final_probes on untrained models). 3 seeds per arm. CPU "
             "estimate about 8 minutes. Cut: one budget, one depth."),
         measures=("training loss per step (window means); validation loss every "
                   f"{BASIN_EVAL_EVERY} steps and at the end; after training, the per-layer "
