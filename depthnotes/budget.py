@@ -242,6 +242,19 @@ def _mean_or_inf(values) -> float:
     return sum(values) / len(values) if all(math.isfinite(v) for v in values) else math.inf
 
 
+def _arms_by_shape(record, metric: str) -> dict[tuple[int, int], list[tuple]]:
+    """``{(budget, n_layer): [(arm, d_model, losses, lr), ...]}``: every arm of ``record``
+    that trains one shape (several when a grid of rates was run), in the record's order."""
+    finals = record.final(metric)
+    out: dict[tuple[int, int], list[tuple]] = {}
+    for name in record.arms:
+        a = record.arm(name)
+        info = a["info"]
+        out.setdefault((info["budget"], info["n_layer"]), []).append(
+            (name, info["d_model"], finals[name], a["recipe"].get("lr")))
+    return out
+
+
 def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, Basin]:
     """``{budget: Basin}`` of a record whose arms carry ``info`` budget, n_layer and d_model
     (such as ``budget_basin``), from each seed's final ``metric``.
@@ -251,33 +264,21 @@ def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, B
     (a rate where a seed diverged ranks last; ties go to the arm listed first): every shape at
     its best rate of the grid, never at one rate chosen for another (EXPERIMENTS.md §3).
     ``best_rates`` says which rate won for each shape."""
-    finals = record.final(metric)
-    tried: dict[tuple[int, int], list] = {}
-    for name in record.arms:
-        info = record.arm(name)["info"]
-        tried.setdefault((info["budget"], info["n_layer"]), []).append(
-            (name, info["n_layer"], info["d_model"], finals[name]))
     by_budget: dict[int, list] = {}
-    for (budget, _), arms in tried.items():
-        best = min(arms, key=lambda a: _mean_or_inf(a[3]))        # stable: first on a tie
-        by_budget.setdefault(budget, []).append(best)
+    for (budget, n_layer), arms in _arms_by_shape(record, metric).items():
+        name, d_model, losses, _ = min(arms, key=lambda a: _mean_or_inf(a[2]))   # stable
+        by_budget.setdefault(budget, []).append((name, n_layer, d_model, losses))
     return {P: judge_basin(P, shapes, **rule) for P, shapes in sorted(by_budget.items())}
 
 
 def best_rates(record, basins: dict[int, Basin], metric: str = "eval_loss") -> dict:
     """``{arm label of each shape in basins: [(lr, mean loss over seeds), ...]}``, every rate
     ``record`` holds for that shape, best first (mean infinite where a seed diverged)."""
-    finals = record.final(metric)
-    out = {}
-    for P, b in basins.items():
-        for shape in b.shapes:
-            rows = []
-            for name in record.arms:
-                a = record.arm(name)
-                if (a["info"]["budget"], a["info"]["n_layer"]) == (P, shape.n_layer):
-                    rows.append((a["recipe"]["lr"], _mean_or_inf(finals[name])))
-            out[shape.label] = sorted(rows, key=lambda r: r[1])
-    return out
+    arms = _arms_by_shape(record, metric)
+    return {shape.label: sorted(((lr, _mean_or_inf(losses))
+                                 for _, _, losses, lr in arms[(P, shape.n_layer)]),
+                                key=lambda r: r[1])
+            for P, b in basins.items() for shape in b.shapes}
 
 
 def basin_claim_word(basins) -> str:
