@@ -293,8 +293,6 @@ def deepnorm_1000_layers(quick: bool = False) -> Experiment:
 
 @_register
 def khop_depth_sweep(quick: bool = False) -> Experiment:
-    from .params import shapes_for_budget
-
     task = PointerChasing(max_hops=3, n_nodes=12, n_queries=12)
     base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
                        context=task.seq_len)
@@ -303,21 +301,8 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
     recipe = TaskRecipe(steps=30 if quick else 5000, batch_size=64, lr=3e-3, warmup=100,
                         eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
-    families: dict[ModelConfig, list[str]] = {}
-    for L in width_depths:
-        families.setdefault(base.replace(n_layer=L), []).append("fixed width")
-    for s in shapes_for_budget(budget, base, n_layers=list(budget_depths), tolerance=0.1,
-                               d_multiple=4):
-        families.setdefault(s.config, []).append("fixed parameters")
-    arms = []
-    for cfg, fam in families.items():
-        lrs = (1e-3, 3e-3, 1e-2) if cfg.n_layer == 1 else (3e-3,)     # L = 1: its best lr
-        for lr in lrs:
-            arms.append(Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg,
-                            recipe.replace(lr=lr),
-                            {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
-                             "families": fam,
-                             "non_embedding": count_params_non_embedding(cfg)}))
+    arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
+                             lambda cfg: (1e-3, 3e-3, 1e-2) if cfg.n_layer == 1 else (3e-3,))
     return Experiment(
         name="khop_depth_sweep", quick=quick,
         description=(
@@ -335,6 +320,80 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
         measures=("training loss per step (window means); accuracy per k every 250 steps "
                   "(128 sequences, 12 queries each) and after training (512 sequences)"),
         data=task, arms=tuple(arms), seeds=(0, 1, 2))
+
+
+def _khop_family_arms(base: ModelConfig, width_depths, budget_depths, budget: int,
+                      recipe: TaskRecipe, rates) -> tuple[Arm, ...]:
+    """Chapter 3's two families as arms: *fixed width* (``base`` at each of ``width_depths``)
+    and *fixed parameters* (``budget`` non-embedding parameters at each of ``budget_depths``,
+    wider when shallower; a shape in both families is one arm), each shape at every learning
+    rate of ``rates(config)``. ``info["families"]`` says which families an arm belongs to."""
+    from .params import shapes_for_budget
+
+    families: dict[ModelConfig, list[str]] = {}
+    for L in width_depths:
+        families.setdefault(base.replace(n_layer=L), []).append("fixed width")
+    for s in shapes_for_budget(budget, base, n_layers=list(budget_depths), tolerance=0.1,
+                               d_multiple=4):
+        families.setdefault(s.config, []).append("fixed parameters")
+    return tuple(Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg, recipe.replace(lr=lr),
+                     {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
+                      "families": fam, "non_embedding": count_params_non_embedding(cfg)})
+                 for cfg, fam in families.items() for lr in rates(cfg))
+
+
+@_register
+def khop16_depth_sweep(quick: bool = False) -> Experiment:
+    task = PointerChasing(max_hops=3, n_nodes=16, n_queries=12, layout="hop_marker")
+    base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    width_depths = (1, 2) if quick else (1, 2, 3, 4)
+    budget_depths = (1, 2) if quick else (1, 2, 3, 4)
+    budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
+    recipe = TaskRecipe(steps=30 if quick else 4000, batch_size=64, lr=3e-3, warmup=100,
+                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
+                             lambda cfg: (1e-3, 3e-3) if cfg.n_layer <= 2 else (3e-3,))
+    return Experiment(
+        name="khop16_depth_sweep", quick=quick,
+        description=(
+            "Chapter 3 (C5), the sweep the verdict rests on: k-hop pointer chasing over 16 "
+            "symbols, k = 1, 2, 3 mixed in every sequence (12 queries), in the 'hop_marker' "
+            "layout (each query is a hop marker and then the start symbol's own token). Why "
+            "16 symbols and this layout: in khop_depth_sweep (12 symbols, one token per "
+            "query) one block 128 wide held the whole table; on 16 symbols the one-token "
+            "layout learned nothing beyond one hop in 12,000 steps, while this layout "
+            "learned two hops in 4,000 (single-seed calibration runs, described in the "
+            "chapter). Two families of pre-norm models (4 heads, GPT-2 init): fixed width "
+            f"d = 64 with L = 1..4, and fixed parameters at {budget:,} non-embedding "
+            "parameters (the L = 4, d = 64 model's count) with L = 1..4, wider when "
+            "shallower. train_on_task: batch 64, AdamW, 100 warm-up steps, cosine decay "
+            "to zero, 4,000 steps (256,000 fresh sequences). Learning rates: 3e-3 for "
+            "every shape (the calibration's rate), and 1e-3 as well for the one- and "
+            "two-block shapes, where the verdict's comparisons are; each shape is scored "
+            "at its best rate. Cut for CPU time (about 65 minutes on 2 workers as it is): "
+            "1e-3 for L >= 3, depths 5 and 6. A rate that is wrong for a deep shape can "
+            "only understate what depth buys. Accuracy per k every 250 steps on 128 fresh "
+            "sequences, and at the end on 512. Three seeds."),
+        measures=("training loss per step (window means); accuracy per k every 250 steps "
+                  "(128 sequences, 12 queries each) and after training (512 sequences)"),
+        data=task, arms=arms, seeds=(0, 1, 2))
+
+
+@_register
+def khop16_models(quick: bool = False) -> Experiment:
+    sweep = khop16_depth_sweep(quick)
+    kept = ("L=1 d=64 lr=0.003", "L=2 d=64 lr=0.003")
+    return Experiment(
+        name="khop16_models", quick=quick, keep_models=True,
+        description=(
+            "Chapter 3's look inside: two arms of khop16_depth_sweep (one and two blocks at "
+            "d = 64, lr 3e-3) trained again with seed 0 by the same code, so that their "
+            "weights can be stored (NAME.models.pt beside this file) and their attention "
+            "read. Training is deterministic, so each model is the sweep's seed-0 model of "
+            "that arm; the chapter checks that their accuracies agree."),
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
 
 
 @_register

@@ -104,9 +104,10 @@ def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,
     check_int("n_sequences", n_sequences, 1)
     idx, _ = task.batch(n_sequences, seed=seed, hops=hops)                 # (N, T)
     n = task.n_nodes
-    start = idx[:, n + 1:] - task.query_token(hops, 0)                    # (N, q): x
+    _, start = task.queries(idx)                                           # (N, q): x
     fx = torch.gather(idx[:, :n], 1, start)                                # (N, q): f(x)
-    att = torch.from_numpy(attention_weights(model, idx))[:, :, :, n + 1:]  # (L, N, nh, q, T)
+    att = torch.from_numpy(attention_weights(model, idx))                  # (L, N, nh, T, T)
+    att = att[:, :, :, task.answer_positions]                              # (L, N, nh, q, T)
     L, N, nh, q, T = att.shape
 
     def at(pos):                                                           # (N, q) -> (L, nh)

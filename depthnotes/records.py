@@ -293,6 +293,7 @@ ADDED_FIELDS = {
     "n_unique_blocks": None,     # ModelConfig: every block distinct (chapter 8's looping off)
     "ln_scaling": "none",        # ModelConfig: LayerNorm outputs unscaled
     "eval_every": 0,             # TaskRecipe: no accuracy curves
+    "layout": "query_tokens",    # PointerChasing: one token per (k, x) query
 }
 
 

@@ -22,6 +22,22 @@ can only see the entries to its left, so most of that shortcut is not available 
 The permutation is fresh in every sequence, so nothing can be memorised: the table must be
 read. A permutation keeps every answer uniformly distributed (chance = 1/n_nodes).
 
+Two layouts of the queries (``layout``):
+
+- ``"query_tokens"`` (above): one token per (k, x), its own embedding for each pair. The model
+  must learn separately, for every query token, which symbol it names.
+- ``"hop_marker"``: each query is two tokens, a hop marker ``H_k`` and then the start symbol
+  ``x`` itself (the same token as the symbol ``x`` in the table); the answer is due at ``x``::
+
+    tokens     f(0) ... f(n-1) SEP  H_k1  x_1      H_k2  x_2      ...
+    targets     -   ...   -     -    -   f^k1(x_1)  -   f^k2(x_2)  ...
+
+  A query then names its start with the very token the table uses for it, so the read that
+  answers one hop ("attend to the position of the symbol I hold") is the same for the query
+  and for a symbol a block has just copied out of the table. Chapter 3's calibration runs
+  found that on sixteen symbols this layout learns two hops within a few thousand steps
+  where the other does not (see the chapter).
+
 Targets at table and separator positions are -100, which ``torch.nn.functional.cross_entropy``
 ignores, so ``Transformer(cfg)(idx, targets)`` trains on the queries only.
 
@@ -35,7 +51,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .checks import check_int, eval_mode
+from .checks import check_choice, check_int, eval_mode
 from .model import Transformer
 from .params import count_params
 from .train import TrainConfig, train
@@ -43,28 +59,43 @@ from .train import TrainConfig, train
 #: Target value the loss ignores (PyTorch's cross_entropy default ``ignore_index``).
 IGNORE = -100
 
+#: How a query is written (see the module docstring).
+LAYOUTS = ("query_tokens", "hop_marker")
+
 
 @dataclass(frozen=True)
 class PointerChasing:
     """k-hop pointer chasing over a random permutation of ``n_nodes`` symbols, k = 1..max_hops.
 
-    Token ids: ``0 .. n_nodes-1`` are the table's symbols, ``n_nodes`` is the separator, and
-    a query "k hops from x" is the single token ``query_token(k, x)``, so one sequence can mix
-    queries of different k and one trained model can be scored on every k separately.
-    ``vocab_size = n_nodes + 1 + max_hops * n_nodes``; ``seq_len = n_nodes + 1 + n_queries``.
+    Token ids: ``0 .. n_nodes-1`` are the table's symbols and ``n_nodes`` is the separator.
+    With ``layout="query_tokens"`` a query "k hops from x" is the single token
+    ``query_token(k, x)``; with ``"hop_marker"`` it is the marker ``hop_marker(k)`` followed
+    by the symbol x. Either way one sequence mixes queries of different k, and one trained
+    model can be scored on every k separately. ``vocab_size`` is ``n_nodes + 1 + max_hops *
+    n_nodes`` or ``n_nodes + 1 + max_hops``, ``seq_len`` is ``n_nodes + 1`` plus one or two
+    tokens per query.
     """
 
     max_hops: int
     n_nodes: int = 8
     n_queries: int = 8
+    layout: str = "query_tokens"
 
     def __post_init__(self) -> None:
         check_int("max_hops", self.max_hops, 1)
         check_int("n_nodes", self.n_nodes, 2)
         check_int("n_queries", self.n_queries, 1)
+        check_choice("layout", self.layout, LAYOUTS)
+
+    @property
+    def _per_query(self) -> int:
+        """Tokens per query: 1 (query_tokens) or 2 (hop_marker)."""
+        return 1 if self.layout == "query_tokens" else 2
 
     @property
     def vocab_size(self) -> int:
+        if self.layout == "hop_marker":
+            return self.n_nodes + 1 + self.max_hops
         return self.n_nodes + 1 + self.max_hops * self.n_nodes
 
     @property
@@ -74,7 +105,13 @@ class PointerChasing:
 
     @property
     def seq_len(self) -> int:
-        return self.n_nodes + 1 + self.n_queries
+        return self.n_nodes + 1 + self._per_query * self.n_queries
+
+    @property
+    def answer_positions(self) -> torch.Tensor:
+        """The positions at which answers are due, one per query, (n_queries,) int64."""
+        n, per = self.n_nodes, self._per_query
+        return torch.arange(self.n_queries) * per + n + per
 
     @property
     def chance(self) -> float:
@@ -82,8 +119,30 @@ class PointerChasing:
         return 1.0 / self.n_nodes
 
     def query_token(self, hops, start):
-        """Token id of the query "follow ``hops`` pointers from ``start``" (ints or tensors)."""
+        """Token id of the query "follow ``hops`` pointers from ``start``" (ints or tensors;
+        layout "query_tokens")."""
+        if self.layout != "query_tokens":
+            raise ValueError(f"query_token is for layout 'query_tokens'; this task's layout "
+                             f"is {self.layout!r} (see hop_marker)")
         return self.n_nodes + 1 + (hops - 1) * self.n_nodes + start
+
+    def hop_marker(self, hops):
+        """Token id of the marker "follow ``hops`` pointers from the next symbol" (ints or
+        tensors; layout "hop_marker")."""
+        if self.layout != "hop_marker":
+            raise ValueError(f"hop_marker is for layout 'hop_marker'; this task's layout "
+                             f"is {self.layout!r} (see query_token)")
+        return self.n_nodes + hops
+
+    def queries(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(hops, starts)``, each (B, n_queries): the k and x of every query of a batch
+        ``idx`` (B, seq_len), read back from its tokens."""
+        n = self.n_nodes
+        q = idx[:, n + 1:]                                        # (B, per * n_queries)
+        if self.layout == "hop_marker":
+            return q[:, 0::2] - n, q[:, 1::2]
+        q = q - (n + 1)
+        return q // n + 1, q % n
 
     def batch(self, batch_size: int, seed: int,
               hops: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -111,9 +170,13 @@ class PointerChasing:
         for k in range(1, self.max_hops + 1):                                   # f^k(x)
             answers = torch.where(ks >= k, torch.gather(table, 1, answers), answers)
         sep = torch.full((batch_size, 1), self.sep, dtype=torch.long)
-        idx = torch.cat([table, sep, self.query_token(ks, starts)], dim=1)      # (B, seq_len)
+        if self.layout == "hop_marker":                                         # H_k, x pairs
+            queries = torch.stack([self.hop_marker(ks), starts], dim=2).reshape(batch_size, -1)
+        else:
+            queries = self.query_token(ks, starts)                              # (B, q)
+        idx = torch.cat([table, sep, queries], dim=1)                           # (B, seq_len)
         targets = torch.full_like(idx, IGNORE)
-        targets[:, n + 1:] = answers
+        targets[:, self.answer_positions] = answers
         return idx, targets
 
 

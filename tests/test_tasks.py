@@ -144,3 +144,47 @@ def test_query_accuracy_of_an_oracle_is_one():
 
     assert query_accuracy(Oracle(), task, hops=2, n_sequences=64) == 1.0
     assert abs(query_accuracy(Constant(), task, hops=1, n_sequences=512) - task.chance) < 0.05
+
+
+def test_hop_marker_layout_answers_follow_k_pointers_at_the_start_symbol():
+    """The "hop_marker" layout: a marker H_k, then the start symbol's own token; the target
+    f^k(x) sits at the symbol, computed independently here by walking the table in Python."""
+    task = PointerChasing(max_hops=3, n_nodes=6, n_queries=5, layout="hop_marker")
+    assert task.vocab_size == 6 + 1 + 3 and task.seq_len == 6 + 1 + 2 * 5
+    idx, targets = task.batch(32, seed=4)
+    assert idx.shape == targets.shape == (32, task.seq_len)
+    assert task.answer_positions.tolist() == [8, 10, 12, 14, 16]
+    ks, xs = task.queries(idx)
+    for b in range(32):
+        f = idx[b, :6].tolist()
+        assert sorted(f) == list(range(6)) and int(idx[b, 6]) == task.sep
+        for j in range(5):
+            marker, x = int(idx[b, 7 + 2 * j]), int(idx[b, 8 + 2 * j])
+            assert marker == task.hop_marker(int(ks[b, j])) and x == int(xs[b, j]) < 6
+            assert int(targets[b, 7 + 2 * j]) == IGNORE
+            for _ in range(marker - 6):
+                x = f[x]
+            assert int(targets[b, 8 + 2 * j]) == x
+    assert set(ks.unique().tolist()) == {1, 2, 3}
+    assert (targets[:, :7] == IGNORE).all()
+
+
+def test_queries_reads_back_both_layouts():
+    for layout in ("query_tokens", "hop_marker"):
+        task = PointerChasing(max_hops=2, n_nodes=5, n_queries=4, layout=layout)
+        idx, targets = task.batch(8, seed=2)
+        ks, xs = task.queries(idx)
+        answers = targets[:, task.answer_positions]
+        table = idx[:, :5]
+        for k in (1, 2):
+            walked = follow_pointers(table, xs, k)
+            assert torch.equal(answers[ks == k], walked[ks == k])
+
+
+def test_layout_is_checked_and_each_layout_has_its_own_query_tokens():
+    with pytest.raises(ValueError, match="layout"):
+        PointerChasing(max_hops=2, layout="pairs")
+    with pytest.raises(ValueError, match="hop_marker"):
+        PointerChasing(max_hops=2).hop_marker(1)
+    with pytest.raises(ValueError, match="query_token"):
+        PointerChasing(max_hops=2, layout="hop_marker").query_token(1, 0)
