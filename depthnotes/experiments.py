@@ -381,6 +381,27 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
 
 
 @_register
+def khop16_query_tokens(quick: bool = False) -> Experiment:
+    import dataclasses
+
+    sweep = khop16_depth_sweep(quick)
+    task = dataclasses.replace(sweep.data, layout="query_tokens")
+    two = [a for a in sweep.arms if a.name.startswith("L=2 d=64 ")]
+    arms = tuple(Arm(a.name, a.model.replace(vocab_size=task.vocab_size,
+                                             context=task.seq_len), a.recipe, a.info)
+                 for a in two)
+    return Experiment(
+        name="khop16_query_tokens", quick=quick,
+        description=(
+            "Chapter 3's calibration of the layout, as a record: khop16_depth_sweep's "
+            "two-block, 64-wide arms (lr 1e-3 and 3e-3, the same recipe and seeds) on the "
+            "same task written in the 'query_tokens' layout (one token per query, its own "
+            "embedding for each (k, x)), to set beside the sweep's 'hop_marker' arms: does "
+            "the way a query is written decide whether two hops are learned in 4,000 steps?"),
+        measures=sweep.measures, data=task, arms=arms, seeds=sweep.seeds)
+
+
+@_register
 def khop16_models(quick: bool = False) -> Experiment:
     sweep = khop16_depth_sweep(quick)
     kept = ("L=1 d=64 lr=0.003", "L=2 d=64 lr=0.003")
