@@ -390,7 +390,7 @@ EXERCISES = {
         needs=("record", "threshold", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
         options=_OPTIONS_3_6,
         idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
-             "'fixed width')) with k = 3 and the chapter's threshold SOLVED (pass both records, as the chapter does).",
+             "'fixed width')) with k = 3 and the chapter's level CHAINED.",
         read="Classify by the largest depth needed over the seeds (None counts as never)."),
 
     # -- chapter 4 -----------------------------------------------------------------------

@@ -14,8 +14,10 @@ suite runs, and ``python -m depthnotes record NAME --quick`` writes it elsewhere
 the real record. The real version's configuration is stored in its record; a test compares
 it with the definition here, so changing a definition without regenerating the record fails.
 
-The experiments here: chapter 3's depth sweep on k-hop pointer chasing, its learning-rate
-check and its kept models (``khop_*``), and the long runs chapters 5 and 6 held before records
+The experiments here: chapter 3's depth sweep on k-hop pointer chasing over sixteen symbols,
+its layout calibration and its kept models (``khop16_*``), and its earlier sweep over twelve
+symbols with that sweep's learning-rate check (``khop_depth_sweep``, ``khop_rate_check``: the
+chapter's calibration, and the sweep chapter 8's looped arms are built from), and the long runs chapters 5 and 6 held before records
 existed (the 1,000-layer DeepNorm comparison; the budget sweep that chapter 7 reads); chapter
 4's post-norm failure depth; and chapter 8's extension records (``looped_khop``, built from the
 k-hop sweep's arms; ``depth_lr_transfer``; ``ln_scaling_depth``, whose arms ask for per-layer
@@ -417,6 +419,12 @@ def khop16_models(quick: bool = False) -> Experiment:
         arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
 
 
+def count_params_non_embedding(config: ModelConfig) -> int:
+    from .params import count_params
+
+    return count_params(config).non_embedding
+
+
 @_register
 def khop_rate_check(quick: bool = False) -> Experiment:
     sweep = khop_depth_sweep(quick)
@@ -434,28 +442,6 @@ def khop_rate_check(quick: bool = False) -> Experiment:
             "deeper shapes (L >= 3) were not re-run at 1e-3: about 110 more CPU-minutes "
             "than the session had."),
         measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
-
-
-@_register
-def khop_models(quick: bool = False) -> Experiment:
-    sweep = khop_depth_sweep(quick)
-    kept = ("L=1 d=64 lr=0.003", "L=2 d=64 lr=0.003")
-    return Experiment(
-        name="khop_models", quick=quick, keep_models=True,
-        description=(
-            "Chapter 3's look inside: two arms of khop_depth_sweep (one and two blocks at "
-            "d = 64, lr 3e-3) trained again with seed 0 by the same code, so that their "
-            "weights can be stored (NAME.models.pt beside this file) and their attention "
-            "read. Training is deterministic, so each model is the sweep's seed-0 model of "
-            "that arm; the chapter checks that their accuracies agree."),
-        measures=sweep.measures, data=sweep.data,
-        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
-
-
-def count_params_non_embedding(config: ModelConfig) -> int:
-    from .params import count_params
-
-    return count_params(config).non_embedding
 
 
 @_register

@@ -60,7 +60,8 @@ def test_python_dash_m_runs_the_entry():
     ("train", ("--n-layer", "--d-model", "--n-head", "--d-ff", "--context", "--norm", "--steps",
                "--batch-size", "--lr", "--warmup-steps", "--grad-clip", "--eval-every",
                "--seed", "--threads")),
-    ("khop", ("--depths", "--budget", "--steps", "--n-nodes", "--max-hops", "--lr", "--seed")),
+    ("khop", ("--depths", "--budget", "--steps", "--n-nodes", "--queries", "--layout",
+              "--max-hops", "--lr", "--seed")),
 ])
 def test_each_command_explains_each_option(capsys, command, options):
     code, out, _ = run_cli(capsys, command, "--help")
@@ -148,6 +149,8 @@ def test_khop_prints_one_line_per_depth(capsys):
     (["--max-hops", "0"], "max_hops must be an int >= 1"),
     (["--n-nodes", "1"], "n_nodes must be an int >= 2"),
     (["--depths", "400"], "no width fits depth(s) [400]"),
+    (["--queries", "0"], "n_queries must be an int >= 1"),
+    (["--layout", "pairs"], "invalid choice: 'pairs'"),
 ])
 def test_khop_bad_options_are_clear_errors(capsys, argv, message):
     code, _, err = run_cli(capsys, "khop", *argv)

@@ -157,12 +157,12 @@ def _families(wide_k2, deep_k2, width_k2=(.1, .1, .1), k3=(.1, .1, .1)):
     return {"fixed width": width, "fixed parameters": params}
 
 
-def test_chaining_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
+def test_reading_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
     from depthnotes.hops import baselines
-    from depthnotes.khop_analysis import MARGIN, SOLVED, chaining_bar
+    from depthnotes.khop_analysis import MARGIN, SOLVED, reading_bar
 
-    assert chaining_bar(16, 1) == SOLVED
-    assert chaining_bar(16, 2) == pytest.approx(baselines(16, 2)["two_lookups"] + MARGIN)
+    assert reading_bar(16, 1) == SOLVED
+    assert reading_bar(16, 2) == pytest.approx(baselines(16, 2)["two_lookups"] + MARGIN)
 
 
 def test_judge_depth_reproduces_with_caveats_when_wide_fails_and_depth_grows():
@@ -173,6 +173,7 @@ def test_judge_depth_reproduces_with_caveats_when_wide_fails_and_depth_grows():
     assert v.word == WITH_CAVEATS and v.wide_chains == 0 and v.grows
     assert v.needed["fixed width"][2] == [2, 2, 2] and v.needed["fixed width"][1] == [1, 1, 1]
     assert v.needed["fixed width"][3] == [None] * 3 and v.solved["fixed width"][2] == [None] * 3
+    assert v.beats["fixed width"][3] == [None] * 3
     assert "log k" in v.caveat and "chained by no depth" in v.caveat
     assert v.names == ("L=1, d=128", "L=2, d=92")
 
@@ -181,10 +182,14 @@ def test_judge_depth_not_reproduced_when_the_wide_block_chains_or_depth_does_not
     from depthnotes.khop_analysis import judge_depth
     from depthnotes.verdicts import NOT_REPRODUCED
 
-    holds_table = judge_depth(_families(wide_k2=(.15, .3, .17), deep_k2=(.6, .7, .8)), 16)
+    holds_table = judge_depth(_families(wide_k2=(.15, .5, .17), deep_k2=(.6, .7, .8)), 16)
     assert holds_table.wide_chains == 1 and holds_table.word == NOT_REPRODUCED
     one_block_enough = judge_depth(
         _families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8), width_k2=(.5, .1, .1)), 16)
+    beats_reading_only = judge_depth(
+        _families(wide_k2=(.3, .3, .3), deep_k2=(.6, .7, .8), width_k2=(.3, .3, .3)), 16)
+    assert beats_reading_only.beats["fixed width"][2] == [1, 1, 1]
+    assert beats_reading_only.grows and beats_reading_only.wide_chains == 0
     assert not one_block_enough.grows and one_block_enough.word == NOT_REPRODUCED
     within_noise = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.2, .18, .7)), 16)
     assert within_noise.comparison.verdict != "clear" and within_noise.word == NOT_REPRODUCED

@@ -2,8 +2,9 @@
 
 One model per depth at a fixed non-embedding parameter budget (the width chosen for it), each
 trained with ``tasks.train_on_task`` and scored on every k. The defaults are the settings of
-chapter 3's fixed-parameter family (the record ``khop_depth_sweep``, which runs three seeds,
-a fixed-width family and a learning-rate grid besides: ``python -m depthnotes record``).
+chapter 3's fixed-parameter family (the record ``khop16_depth_sweep``, which runs three
+seeds, a fixed-width family and a second learning rate besides: ``python -m depthnotes
+record``).
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from __future__ import annotations
 from ..config import ModelConfig
 from ..params import shapes_for_budget
 from ..runtime import pin
-from ..tasks import PointerChasing, train_on_task
+from ..tasks import LAYOUTS, PointerChasing, train_on_task
 
 DESCRIPTION = """\
 Train one model per depth, each at about the same number of non-embedding parameters (the
 width is chosen for the budget), on k-hop pointer chasing (k = 1..--max-hops mixed in every
 batch), and print each model's accuracy on fresh queries for every k. The defaults are chapter
 3's fixed-parameter family with one seed (its record runs three: python -m depthnotes record
-khop_depth_sweep).
+khop16_depth_sweep).
 
 example:
   python -m depthnotes khop --depths 1 2 --steps 2000
@@ -27,16 +28,20 @@ example:
 
 def add_arguments(p) -> None:
     """The ``khop`` command's options."""
-    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4, 6], metavar="L",
-                   help="depths to train, one model each (default: 1 2 3 4 6)")
+    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4], metavar="L",
+                   help="depths to train, one model each (default: 1 2 3 4)")
     p.add_argument("--budget", type=int, default=200_000, metavar="P",
                    help="non-embedding parameters of every model, within 10%% "
                         "(default: 200000)")
-    p.add_argument("--steps", type=int, default=5000, metavar="N",
-                   help="training steps per model (default: 5000)")
-    p.add_argument("--n-nodes", type=int, default=12, metavar="N",
-                   help="symbols in each sequence's table, and queries per sequence "
-                        "(default: 12)")
+    p.add_argument("--steps", type=int, default=4000, metavar="N",
+                   help="training steps per model (default: 4000)")
+    p.add_argument("--n-nodes", type=int, default=16, metavar="N",
+                   help="symbols in each sequence's table (default: 16)")
+    p.add_argument("--queries", type=int, default=12, metavar="Q",
+                   help="queries per sequence (default: 12)")
+    p.add_argument("--layout", default="hop_marker", choices=LAYOUTS,
+                   help="how a query is written: hop_marker (a marker, then the start "
+                        "symbol) or query_tokens (one token per query) (default: hop_marker)")
     p.add_argument("--max-hops", type=int, default=3, metavar="K",
                    help="largest k in the mix (default: 3)")
     p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default: 3e-3)")
@@ -50,7 +55,7 @@ def run(args, parser) -> int:
             parser.error(f"--{opt} must be >= {minimum}, got {getattr(args, opt)}")
     try:
         task = PointerChasing(max_hops=args.max_hops, n_nodes=args.n_nodes,
-                              n_queries=args.n_nodes)
+                              n_queries=args.queries, layout=args.layout)
         base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
                            context=task.seq_len)
         shapes = shapes_for_budget(args.budget, base, n_layers=args.depths, tolerance=0.1,
