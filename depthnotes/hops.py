@@ -14,14 +14,13 @@ that stop short of k serial look-ups, each with its exact accuracy:
 (c) **The best two-parallel-look-up rule.** The same with two addresses, both chosen before
     anything is read (the second cannot depend on the first: that would be two serial hops).
 
-The numbers depend only on what the model is told (the table, x and k), not on how the table
-is laid out, so they hold for a positional table and a key->value table alike.
-
-(b) and (c) are what one block's attention heads can do when each reads at an address it
-knows from the query. A score above (c) at k >= 2 therefore means more than that: look-ups in
-series through several blocks, or -- when the table is small enough -- one block that takes
-in the whole table at once and composes it in its MLP. Only a one-block control on the same
-table tells these apart.
+The rules read the table at *addresses* (positions). They are not all a block can do in one
+step: a block has several heads, and a head can also look for where a symbol is written
+(easy when a query uses the table's own token for x, as in the "hop_marker" layout), which
+reveals f^-1(x); and a wide block can take in much of the table at once and compose it in its
+MLP. So a score above (c) at k >= 2 means more than two fixed reads, not necessarily look-ups
+in series. Chapter 3 therefore counts chaining at a higher level (``khop_analysis.CHAINED``)
+and keeps a one-block control on the same table.
 
 How the exact numbers are computed (``lookup_accuracy``): the permutation is revealed lazily.
 Reading ``f(u)`` at a point not yet read gives, by symmetry, each still-unused image with
