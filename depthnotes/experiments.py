@@ -383,6 +383,22 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
 
 
 @_register
+def khop16_rate_check(quick: bool = False) -> Experiment:
+    sweep = khop16_depth_sweep(quick)
+    deep = [a for a in sweep.arms if a.info["n_layer"] >= 3]
+    arms = tuple(Arm(a.name.replace("lr=0.003", "lr=0.001"), a.model,
+                     a.recipe.replace(lr=1e-3), {**a.info, "lr": 1e-3}) for a in deep)
+    return Experiment(
+        name="khop16_rate_check", quick=quick,
+        description=(
+            "Chapter 3, added after khop16_depth_sweep had run: there 1e-3 was far better "
+            "than 3e-3 for every one- and two-block shape, and the deeper shapes (L >= 3), "
+            "which ran at 3e-3 only, did worse than two blocks. To give them the same two "
+            "rates, they run again at 1e-3, with the sweep's task, recipe and seeds."),
+        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
+
+
+@_register
 def khop16_query_tokens(quick: bool = False) -> Experiment:
     import dataclasses
 
