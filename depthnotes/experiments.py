@@ -385,7 +385,8 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
 @_register
 def khop16_rate_check(quick: bool = False) -> Experiment:
     sweep = khop16_depth_sweep(quick)
-    deep = [a for a in sweep.arms if a.info["n_layer"] >= 3]
+    deepest = 2 if quick else 3            # the quick sweep stops at two blocks
+    deep = [a for a in sweep.arms if a.info["n_layer"] >= deepest and a.info["lr"] == 3e-3]
     arms = tuple(Arm(a.name.replace("lr=0.003", "lr=0.001"), a.model,
                      a.recipe.replace(lr=1e-3), {**a.info, "lr": 1e-3}) for a in deep)
     return Experiment(
