@@ -9,13 +9,14 @@ by its mean accuracy over k >= 2 and all seeds (the hops a shallow model might b
 for want of a better rate), so no shape loses for a rate tuned for another.
 
 The chapter's rule, computed here (``judge_depth``) and stated on the page. Three levels of
-accuracy on k-hop queries: a model **beats reading** when it clears ``reading_bar`` (the best
-rule that reads the table at two places known in advance, plus ``MARGIN``), **chains** k hops
-when it answers at least ``CHAINED`` of them, and **solves** them at ``SOLVED``. Beating
-reading is not enough to count as chaining: on sixteen symbols one block beats the bar a
-little at two hops, far from answering most of them (the chapter shows it). The **depth needed** for k, for one seed, is the smallest depth of a family that
-reaches a level with that seed (None when no depth in the family does). The seeds' values
-give the spread.
+accuracy on k-hop queries: a model **beats the bar** when it clears ``reading_bar`` (the
+best rule that reads the table at two places known in advance, plus ``MARGIN``), **chains** k
+hops when it answers at least ``CHAINED`` of them, and **solves** them at ``SOLVED``. Beating
+the bar is not enough to count as chaining: more reads, or a look-up of where a symbol is
+written, score above it without any second hop, and on sixteen symbols one block 64 wide
+beats it a little at two hops (the chapter shows it). The **depth needed** for k, for one
+seed, is the smallest depth of a family that reaches a level with that seed (None when no
+depth in the family does). The seeds' values give the spread.
 
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
@@ -117,6 +118,7 @@ def depth_needed(shapes: list[SweepShape], k: int, threshold: float) -> list[int
 
 
 def shape_name(shape: SweepShape) -> str:
+    """How a shape is named in a comparison's table: ``"L=2, d=64"``."""
     return f"L={shape.n_layer}, d={shape.d_model}"
 
 
