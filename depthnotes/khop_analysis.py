@@ -18,6 +18,10 @@ beats it a little at two hops (the chapter shows it). The **depth needed** for k
 seed, is the smallest depth of a family that reaches a level with that seed (None when no
 depth in the family does). The seeds' values give the spread.
 
+``check_table`` checks the task itself: a table too large for one wide block to hold keeps
+that block below the bar while a deeper shape chains two hops (the record ``khop20_long``
+asks it of a twenty-symbol table, after the sixteen-symbol sweep failed it).
+
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
 the position of f(x) (where f^2(x) is written). A chasing circuit reads x in one block and
@@ -197,6 +201,47 @@ def judge_depth(shapes: dict, n: int) -> DepthVerdict:
     word = WITH_CAVEATS if all(parts) and deep_enough else NOT_REPRODUCED
     return DepthVerdict(bars, beats, needed, solved, equal_params, fixed_width, one_chains,
                         three, word, caveat)
+
+
+@dataclass(frozen=True)
+class TableCheck:
+    """Is a table too large for one wide block to hold? (``check_table``)"""
+
+    bar: float            # two hops: two fixed look-ups + MARGIN
+    seeds: int
+    wide_beats: int       # seeds with which the one wide block beats the bar at two hops
+    deep_chains: int      # seeds with which the deeper shape chains two hops
+    holds: bool           # the wide block beats the bar with no seed; the deeper one chains
+    finding: str          # the outcome in words
+
+
+def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
+    """Chapter 3's check of the task itself, from two-hop accuracies (one per seed, the same
+    seeds): one wide block (``wide``) should stay at the look-up level, below
+    ``reading_bar(n, 2)`` with every seed, while a deeper shape (``deep``) chains two hops
+    (``CHAINED``) with every seed. If the wide block beats the bar, the table is not too large
+    for it; if it does not but the deeper shape fails to chain too, the table is too large
+    for the training budget and says nothing about depth."""
+    if not wide or len(wide) != len(deep):
+        raise ValueError(f"wide and deep need one accuracy per seed, the same seeds; got "
+                         f"{len(wide)} and {len(deep)}")
+    for name, accs in (("wide", wide), ("deep", deep)):
+        for a in accs:
+            check_number(name, a, 0, 1)
+    bar, seeds = reading_bar(n, 2), len(wide)
+    beats = sum(a > bar for a in wide)
+    chains = sum(a >= CHAINED for a in deep)
+    holds = beats == 0 and chains == seeds
+    if holds:
+        finding = ("holds: one wide block stays below the bar with every seed, and the "
+                   "deeper shape chains two hops with every seed")
+    elif beats:
+        finding = (f"fails: one wide block beats the bar with {beats} of {seeds} seeds "
+                   f"(chains two hops with {sum(a >= CHAINED for a in wide)})")
+    else:
+        finding = (f"no separation: one wide block stays below the bar, but the deeper "
+                   f"shape chains two hops with only {chains} of {seeds} seeds")
+    return TableCheck(bar, seeds, beats, chains, holds, finding)
 
 
 def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,

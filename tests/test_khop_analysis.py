@@ -207,3 +207,27 @@ def test_judge_depth_not_reproduced_when_one_block_chains_or_the_gap_is_noise():
         _families(wide_k2=(.3, .3, .3), deep_k2=(.6, .7, .8), width_k2=(.3, .3, .3)), 16)
     assert near_the_bar.beats["fixed width"][2] == [1, 1, 1]
     assert near_the_bar.word != NOT_REPRODUCED
+
+
+def test_check_table_has_three_outcomes_at_the_bar_and_at_chaining():
+    from depthnotes.khop_analysis import CHAINED, check_table, reading_bar
+
+    bar = reading_bar(20, 2)                                   # 0.15 + 0.05
+    held = check_table([bar - .01, .1, .12], [CHAINED, .9, 1.0], 20)
+    assert held.holds and held.wide_beats == 0 and held.deep_chains == 3
+    assert held.finding.startswith("holds")
+    beaten = check_table([bar + .01, .1, .6], [.9, .9, .9], 20)   # above the bar: counts
+    assert not beaten.holds and beaten.wide_beats == 2 and "chains two hops with 1" in \
+        beaten.finding
+    short = check_table([.1, .1, .1], [.9, CHAINED - .01, .9], 20)
+    assert not short.holds and short.deep_chains == 2
+    assert short.finding.startswith("no separation")
+
+
+def test_check_table_names_bad_input():
+    from depthnotes.khop_analysis import check_table
+
+    with pytest.raises(ValueError, match="the same seeds"):
+        check_table([.1, .2], [.9], 20)
+    with pytest.raises(ValueError, match="wide"):
+        check_table([1.5], [.9], 20)
