@@ -15,15 +15,15 @@ the real record. The real version's configuration is stored in its record; a tes
 it with the definition here, so changing a definition without regenerating the record fails.
 
 The experiments here: chapter 3's depth sweep on k-hop pointer chasing over sixteen symbols,
-its layout calibration and its kept models (``khop16_*``), its check on a twenty-symbol table
-(``khop20_long``), and its earlier sweep over twelve symbols with that sweep's learning-rate
-check (``khop_depth_sweep``, ``khop_rate_check``: the chapter's calibration, and the sweep
-chapter 8's looped arms are built from); the long runs chapters 5 and 6 held before records
-existed (the 1,000-layer DeepNorm comparison; the budget sweep that chapter 7 reads); chapter
-4's post-norm failure depth; and chapter 8's extension records (``looped_khop``, built from the
-k-hop sweep's arms; ``depth_lr_transfer``; ``ln_scaling_depth``, whose arms ask for per-layer
-measurements after training through ``info["final_probes"]``, see
-``record_probes.final_probes``).
+its layout calibration and its kept models (``khop16_*``), its check on larger tables
+(``khop20_long``, ``khop24_long``), and its earlier sweep over twelve symbols with that
+sweep's learning-rate check (``khop_depth_sweep``, ``khop_rate_check``: the chapter's
+calibration, and the sweep chapter 8's looped arms are built from); the long runs chapters 5
+and 6 held before records existed (the 1,000-layer DeepNorm comparison; the budget sweep that
+chapter 7 reads); chapter 4's post-norm failure depth; and chapter 8's extension records
+(``looped_khop``, built from the k-hop sweep's arms; ``depth_lr_transfer``;
+``ln_scaling_depth``, whose arms ask for per-layer measurements after training through
+``info["final_probes"]``, see ``record_probes.final_probes``).
 Experiments that keep their trained models (``keep_models``) also store the weights.
 """
 

@@ -19,8 +19,9 @@ seed, is the smallest depth of a family that reaches a level with that seed (Non
 depth in the family does). The seeds' values give the spread.
 
 ``check_table`` checks the task itself: a table too large for one wide block to hold keeps
-that block below the bar while a deeper shape chains two hops (the record ``khop20_long``
-asks it of a twenty-symbol table, after the sixteen-symbol sweep failed it).
+that block below the bar while a deeper shape chains two hops (the records ``khop20_long``
+and ``khop24_long`` ask it of tables of twenty and twenty-four symbols, after the
+sixteen-symbol sweep failed it).
 
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
