@@ -339,10 +339,16 @@ def _khop_family_arms(base: ModelConfig, width_depths, budget_depths, budget: in
     for s in shapes_for_budget(budget, base, n_layers=list(budget_depths), tolerance=0.1,
                                d_multiple=4):
         families.setdefault(s.config, []).append("fixed parameters")
-    return tuple(Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg, recipe.replace(lr=lr),
-                     {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
-                      "families": fam, "non_embedding": count_params_non_embedding(cfg)})
+    return tuple(_khop_arm(cfg, recipe, lr, fam)
                  for cfg, fam in families.items() for lr in rates(cfg))
+
+
+def _khop_arm(cfg: ModelConfig, recipe: TaskRecipe, lr: float, families: list[str]) -> Arm:
+    """One of chapter 3's arms: ``cfg`` trained by ``recipe`` at ``lr``, named and described
+    the way ``khop_analysis`` reads it (``info``: shape, rate, families, parameters)."""
+    return Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg, recipe.replace(lr=lr),
+               {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
+                "families": families, "non_embedding": count_params_non_embedding(cfg)})
 
 
 @_register
@@ -445,17 +451,12 @@ def _khop_long(name: str, n_nodes: int, quick: bool, description: str) -> Experi
 
     sweep = khop16_depth_sweep(quick)
     task = dataclasses.replace(sweep.data, n_nodes=n_nodes)
-    recipe = sweep.arms[0].recipe.replace(lr=1e-3, steps=30 if quick else 12000,
+    recipe = sweep.arms[0].recipe.replace(steps=30 if quick else 12000,
                                           eval_every=10 if quick else 500)
+    base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
     shapes = ((1, 128), (2, 64))         # the sweep's widest one block; two blocks at d = 64
-    arms = tuple(Arm(f"L={L} d={d} lr=0.001",
-                     sweep.arms[0].model.replace(n_layer=L, d_model=d,
-                                                 vocab_size=task.vocab_size,
-                                                 context=task.seq_len), recipe,
-                     {"n_layer": L, "d_model": d, "lr": 1e-3,
-                      "families": ["fixed parameters" if L == 1 else "fixed width"],
-                      "non_embedding": count_params_non_embedding(
-                          sweep.arms[0].model.replace(n_layer=L, d_model=d))})
+    arms = tuple(_khop_arm(base.replace(n_layer=L, d_model=d), recipe, 1e-3,
+                           ["fixed parameters" if L == 1 else "fixed width"])
                  for L, d in shapes)
     return Experiment(
         name=name, quick=quick, description=description,

@@ -212,8 +212,12 @@ class TableCheck:
     seeds: int
     wide_beats: int       # seeds with which the one wide block beats the bar at two hops
     deep_chains: int      # seeds with which the deeper shape chains two hops
-    holds: bool           # the wide block beats the bar with no seed; the deeper one chains
     finding: str          # the outcome in words
+
+    @property
+    def holds(self) -> bool:
+        """The wide block beats the bar with no seed; the deeper one chains with every seed."""
+        return self.wide_beats == 0 and self.deep_chains == self.seeds
 
 
 def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
@@ -232,8 +236,7 @@ def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
     bar, seeds = reading_bar(n, 2), len(wide)
     beats = sum(a > bar for a in wide)
     chains = sum(a >= CHAINED for a in deep)
-    holds = beats == 0 and chains == seeds
-    if holds:
+    if beats == 0 and chains == seeds:
         finding = ("holds: one wide block stays below the bar with every seed, and the "
                    "deeper shape chains two hops with every seed")
     elif beats:
@@ -242,7 +245,15 @@ def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
     else:
         finding = (f"no separation: one wide block stays below the bar, but the deeper "
                    f"shape chains two hops with only {chains} of {seeds} seeds")
-    return TableCheck(bar, seeds, beats, chains, holds, finding)
+    return TableCheck(bar, seeds, beats, chains, finding)
+
+
+def check_table_record(record) -> tuple[dict, TableCheck]:
+    """``check_table`` on a record of a one-block and a two-block arm on one table (such as
+    ``khop20_long``): ``({n_layer: [two-hop accuracy per seed]}, TableCheck)``."""
+    finals = record.final("accuracy_k2")
+    accs = {record.arm(a)["info"]["n_layer"]: finals[a] for a in record.arms}
+    return accs, check_table(accs[1], accs[2], record.config["data"]["n_nodes"])
 
 
 def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,

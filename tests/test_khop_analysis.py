@@ -231,3 +231,14 @@ def test_check_table_names_bad_input():
         check_table([.1, .2], [.9], 20)
     with pytest.raises(ValueError, match="wide"):
         check_table([1.5], [.9], 20)
+
+
+def test_check_table_record_reads_the_one_and_two_block_arms():
+    from depthnotes.khop_analysis import check_table, check_table_record
+    from depthnotes.records import load_record
+
+    rec = load_record("khop20_long")
+    accs, check = check_table_record(rec)
+    wide, deep = (rec.final("accuracy_k2")[a] for a in rec.arms)   # L = 1, then L = 2
+    assert accs == {1: wide, 2: deep}
+    assert check == check_table(wide, deep, rec.config["data"]["n_nodes"])
