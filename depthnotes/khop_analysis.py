@@ -26,7 +26,8 @@ sixteen-symbol sweep failed it).
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
 the position of f(x) (where f^2(x) is written). A chasing circuit reads x in one block and
-f(x) in the next.
+f(x) in the next. ``overwrite_address`` tests it causally: it overwrites the table at f(x)
+and sees whether the model answers what is written there now.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from statistics import mean
 import numpy as np
 import torch
 
-from .checks import check_choice, check_int, check_number
+from .checks import check_choice, check_int, check_number, eval_mode
 from .hops import baselines
 from .probes import attention_weights
 from .verdicts import NOT_REPRODUCED, WITH_CAVEATS, Comparison, compare
@@ -248,11 +249,18 @@ def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
     return TableCheck(bar, seeds, beats, chains, finding)
 
 
-def check_table_record(record) -> tuple[dict, TableCheck]:
+def check_table_record(record, n_head: int | None = None) -> tuple[dict, TableCheck]:
     """``check_table`` on a record of a one-block and a two-block arm on one table (such as
-    ``khop20_long``): ``({n_layer: [two-hop accuracy per seed]}, TableCheck)``."""
+    ``khop20_long``), or on those of its arms with ``n_head`` heads per block (``khop16_heads``
+    holds two such pairs): ``({n_layer: [two-hop accuracy per seed]}, TableCheck)``."""
     finals = record.final("accuracy_k2")
-    accs = {record.arm(a)["info"]["n_layer"]: finals[a] for a in record.arms}
+    arms = [a for a in record.arms
+            if n_head is None or record.arm(a)["model"]["n_head"] == n_head]
+    accs = {record.arm(a)["info"]["n_layer"]: finals[a] for a in arms}
+    if sorted(accs) != [1, 2] or len(arms) != 2:
+        raise ValueError(f"record {record.name!r} needs exactly one one-block and one "
+                         f"two-block arm" + (f" with n_head={n_head}" if n_head else "")
+                         + f"; it has {arms}")
     return accs, check_table(accs[1], accs[2], record.config["data"]["n_nodes"])
 
 
@@ -278,3 +286,45 @@ def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,
 
     return {"x": at(start), "f(x)": at(fx),
             "table": att[..., :n].sum(-1).mean(dim=(1, 3)).numpy()}
+
+
+def overwrite_address(model, task, n_sequences: int = 1024,
+                      seed: int = 10**9 + 700) -> dict[str, float]:
+    """Does a model read the second hop at the address f(x), or does it name the symbol it
+    did not see there? A causal test on two-hop queries, scored on each fresh sequence's
+    first query (sequences where that x is a fixed point of f are left out): the table
+    position f(x), where f(f(x)) is written, is overwritten with a copy of another symbol
+    f(p) (p drawn at random, neither x nor f(x)), so that f(f(x)) is written nowhere and f(p)
+    twice. A model that reads at f(x) now answers f(p) (``"written"``); one that reads the
+    rest of the table and answers the one symbol it did not find there, which a permutation
+    allows (every symbol is written exactly once), still answers f(f(x)) (``"missing"``). Returns the shares of the three outcomes ("written",
+    "missing", "other"; they sum to 1) and the model's accuracy on the same queries unedited
+    (``"unedited"``)."""
+    check_int("n_sequences", n_sequences, 1)
+    n = task.n_nodes
+    if n < 3:
+        raise ValueError(f"overwrite_address needs a table of at least 3 symbols, got {n}")
+    idx, _ = task.batch(n_sequences, seed=seed, hops=2)                    # (N, T)
+    x = task.queries(idx)[1][:, 0]                                         # (N,): x
+    keep = idx[torch.arange(n_sequences), x] != x   # x no fixed point: f(x)'s position is
+    idx, x = idx[keep], x[keep]                     # not x's, and the edit leaves hop 1 alone
+    rows = torch.arange(len(x))
+    fx = idx[rows, x]                                                      # f(x)
+    ffx = idx[rows, fx]                                                    # f(f(x))
+    gen = torch.Generator().manual_seed(seed)
+    p = torch.randint(0, n, (len(x),), generator=gen)                      # p: neither x
+    redraw = (p == x) | (p == fx)                                          # nor f(x)
+    while redraw.any():
+        p[redraw] = torch.randint(0, n, (int(redraw.sum()),), generator=gen)
+        redraw = (p == x) | (p == fx)
+    edited = idx.clone()
+    edited[rows, fx] = idx[rows, p]                                        # f(p), twice
+    where = int(task.answer_positions[0])
+    with eval_mode(model), torch.no_grad():
+        before = model(idx)[0][:, where].argmax(-1)                        # (N,)
+        after = model(edited)[0][:, where].argmax(-1)
+    written, missing = (after == idx[rows, p]), (after == ffx)
+    return {"written": written.float().mean().item(),
+            "missing": missing.float().mean().item(),
+            "other": (~(written | missing)).float().mean().item(),
+            "unedited": (before == ffx).float().mean().item()}

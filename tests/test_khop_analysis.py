@@ -2,6 +2,7 @@
 causal-mask reach of pointer doubling."""
 
 import numpy as np
+import torch
 import pytest
 
 from depthnotes.hops import causal_doubling_reach
@@ -242,3 +243,55 @@ def test_check_table_record_reads_the_one_and_two_block_arms():
     wide, deep = (rec.final("accuracy_k2")[a] for a in rec.arms)   # L = 1, then L = 2
     assert accs == {1: wide, 2: deep}
     assert check == check_table(wide, deep, rec.config["data"]["n_nodes"])
+
+
+def test_check_table_record_picks_the_arms_with_a_head_count():
+    from depthnotes.khop_analysis import check_table_record
+    from depthnotes.records import load_record
+
+    rec = load_record("khop16_heads")
+    for heads in (1, 2):
+        accs, check = check_table_record(rec, n_head=heads)
+        names = {L: f"L={L} d={128 if L == 1 else 64} heads={heads} lr=0.001" for L in (1, 2)}
+        assert accs == {L: rec.final("accuracy_k2")[a] for L, a in names.items()}
+        assert check.seeds == 3
+    with pytest.raises(ValueError, match="n_head=4"):
+        check_table_record(rec, n_head=4)       # no arm has four heads
+    with pytest.raises(ValueError, match="exactly one one-block"):
+        check_table_record(rec)                 # two arms of each depth
+
+
+class _TableReader(torch.nn.Module):
+    """A hand-written 'model' for overwrite_address: at every two-hop query it answers either
+    what the table says at f(x) (``reads=True``) or the one symbol missing from the table once
+    the position f(x) is left out."""
+
+    def __init__(self, task, reads: bool):
+        super().__init__()
+        self.task, self.reads = task, reads
+
+    def forward(self, idx):
+        n, (B, T) = self.task.n_nodes, idx.shape
+        logits = torch.zeros(B, T, self.task.vocab_size)
+        for b in range(B):
+            table = idx[b, :n].tolist()
+            for pos in self.task.answer_positions.tolist():
+                fx = table[idx[b, pos]]
+                seen = set(table[:fx] + table[fx + 1:])
+                answer = table[fx] if self.reads else min(set(range(n)) - seen)
+                logits[b, pos, answer] = 1.0
+        return logits, None
+
+
+@pytest.mark.parametrize("reads", [True, False])
+def test_overwrite_address_tells_a_reader_from_a_namer_of_the_missing_symbol(reads):
+    from depthnotes.khop_analysis import overwrite_address
+    from depthnotes.tasks import PointerChasing
+
+    task = PointerChasing(max_hops=2, n_nodes=6, n_queries=3, layout="hop_marker")
+    shares = overwrite_address(_TableReader(task, reads), task, n_sequences=200)
+    assert shares["unedited"] == 1.0                     # both answer f(f(x)) on a real table
+    assert shares["written" if reads else "missing"] == 1.0
+    assert shares["other"] == 0.0
+    with pytest.raises(ValueError, match="n_sequences"):
+        overwrite_address(_TableReader(task, reads), task, n_sequences=0)
