@@ -26,8 +26,9 @@ sixteen-symbol sweep failed it).
 ``chain_attention`` looks inside one trained model: how much attention each block's heads
 put, at a k-hop query, on the table position of the start x (where f(x) is written) and on
 the position of f(x) (where f^2(x) is written). A chasing circuit reads x in one block and
-f(x) in the next. ``overwrite_address`` tests it causally: it overwrites the table at f(x)
-and sees whether the model answers what is written there now.
+f(x) in the next. ``overwrite_address`` tests it causally: it overwrites one table position
+(f(x), or one a chaser does not read) and sees whether the model answers what the pointers
+now give or the symbol the table now lacks.
 """
 
 from __future__ import annotations
@@ -269,62 +270,87 @@ def chain_attention(model, task, hops: int = 2, n_sequences: int = 256,
     """Mean attention at the ``hops``-hop queries of fresh sequences, per block and head,
     each of shape (L, n_head): on the table position of the start x (``"x"``), on the
     position of f(x) (``"f(x)"``), and on the whole table (``"table"``; what a head that
-    spreads evenly over the table would put on one position is ``"table" / n_nodes``)."""
+    spreads evenly over the table would put on one position is ``"table" / n_nodes``).
+    Queries whose x is a fixed point of f (x and f(x) the same position) are left out."""
     check_int("hops", hops, 1)
     check_int("n_sequences", n_sequences, 1)
     idx, _ = task.batch(n_sequences, seed=seed, hops=hops)                 # (N, T)
     n = task.n_nodes
     _, start = task.queries(idx)                                           # (N, q): x
     fx = torch.gather(idx[:, :n], 1, start)                                # (N, q): f(x)
+    weight = (fx != start).float()                 # (N, q): 1 where x is no fixed point
     att = torch.from_numpy(attention_weights(model, idx))                  # (L, N, nh, T, T)
     att = att[:, :, :, task.answer_positions]                              # (L, N, nh, q, T)
     L, N, nh, q, T = att.shape
+    w = weight[None, :, None, :] / weight.sum()                            # (1, N, 1, q)
+
+    def mean(a):                                                           # (L, N, nh, q)
+        return (a * w).sum(dim=(1, 3)).numpy()                             # -> (L, nh)
 
     def at(pos):                                                           # (N, q) -> (L, nh)
         where = pos[None, :, None, :, None].expand(L, N, nh, q, 1)
-        return torch.gather(att, 4, where).squeeze(-1).mean(dim=(1, 3)).numpy()
+        return mean(torch.gather(att, 4, where).squeeze(-1))
 
-    return {"x": at(start), "f(x)": at(fx),
-            "table": att[..., :n].sum(-1).mean(dim=(1, 3)).numpy()}
+    return {"x": at(start), "f(x)": at(fx), "table": mean(att[..., :n].sum(-1))}
 
 
-def overwrite_address(model, task, n_sequences: int = 1024,
+#: The two edits ``overwrite_address`` can make: over the address f(x), or elsewhere.
+EDITS = ("f(x)", "elsewhere")
+
+
+def overwrite_address(model, task, at: str = "f(x)", n_sequences: int = 1024,
                       seed: int = 10**9 + 700) -> dict[str, float]:
-    """Does a model read the second hop at the address f(x), or does it name the symbol it
-    did not see there? A causal test on two-hop queries, scored on each fresh sequence's
-    first query (sequences where that x is a fixed point of f are left out): the table
-    position f(x), where f(f(x)) is written, is overwritten with a copy of another symbol
-    f(p) (p drawn at random, neither x nor f(x)), so that f(f(x)) is written nowhere and f(p)
-    twice. A model that reads at f(x) now answers f(p) (``"written"``); one that reads the
-    rest of the table and answers the one symbol it did not find there, which a permutation
-    allows (every symbol is written exactly once), still answers f(f(x)) (``"missing"``). Returns the shares of the three outcomes ("written",
-    "missing", "other"; they sum to 1) and the model's accuracy on the same queries unedited
-    (``"unedited"``)."""
+    """How does a model take the second hop? A causal test on two-hop queries, scored on the
+    first query of each of ``n_sequences`` fresh sequences. One table position is
+    overwritten with a copy of another table symbol, so that one symbol is written twice
+    and one (the "missing" one) nowhere: with ``at="f(x)"`` the position f(x), where
+    f(f(x)) was written; with ``at="elsewhere"`` a random position that a chaser does not
+    read (neither x nor f(x)). Returns the shares of the answers:
+
+    * ``"chased"``: what is now written at f(x), the answer of a model that follows the
+      pointers (the copy after the first edit, f(f(x)) after the second);
+    * ``"missing"``: the symbol now written nowhere, the answer of a model that names the
+      symbol the table lacks (f(f(x)) after the first edit, the overwritten symbol after
+      the second);
+    * ``"other"``: anything else (the three sum to 1);
+
+    and ``"unedited"``, the accuracy on the same queries before the edit. Left out, so that
+    no outcome is the query symbol x itself or touches the first hop: starts that are fixed
+    points of f or lie on a 2-cycle, a copy equal to x, and (elsewhere) an overwritten x."""
+    check_choice("at", at, EDITS)
     check_int("n_sequences", n_sequences, 1)
     n = task.n_nodes
-    if n < 3:
-        raise ValueError(f"overwrite_address needs a table of at least 3 symbols, got {n}")
+    if n < 5:
+        raise ValueError(f"overwrite_address needs a table of at least 5 symbols, got {n}")
     idx, _ = task.batch(n_sequences, seed=seed, hops=2)                    # (N, T)
+    rows = torch.arange(n_sequences)
     x = task.queries(idx)[1][:, 0]                                         # (N,): x
-    keep = idx[torch.arange(n_sequences), x] != x   # x no fixed point: f(x)'s position is
-    idx, x = idx[keep], x[keep]                     # not x's, and the edit leaves hop 1 alone
+    fx = idx[rows, x]
+    keep = (fx != x) & (idx[rows, fx] != x)       # x neither fixed nor on a 2-cycle
+    idx, x, fx = idx[keep], x[keep], fx[keep]
     rows = torch.arange(len(x))
-    fx = idx[rows, x]                                                      # f(x)
     ffx = idx[rows, fx]                                                    # f(f(x))
-    gen = torch.Generator().manual_seed(seed)
-    p = torch.randint(0, n, (len(x),), generator=gen)                      # p: neither x
-    redraw = (p == x) | (p == fx)                                          # nor f(x)
-    while redraw.any():
-        p[redraw] = torch.randint(0, n, (int(redraw.sum()),), generator=gen)
-        redraw = (p == x) | (p == fx)
+    x_at = (idx[:, :n] == x[:, None]).float().argmax(1)    # f^-1(x): where x is written
+    gen = torch.Generator().manual_seed(seed + 1)       # not the stream of task.batch
+
+    def draw(*exclude):                                   # (N,): a position, none of these
+        out = torch.randint(0, n, (len(x),), generator=gen)
+        while (bad := torch.stack([out == e for e in exclude]).any(0)).any():
+            out[bad] = torch.randint(0, n, (int(bad.sum()),), generator=gen)
+        return out
+
+    p = draw(x, fx, x_at)                 # the copy f(p): not f(x), f(f(x)) or x
+    pos = fx if at == "f(x)" else draw(x, fx, x_at, p)    # the position overwritten
+    missing = idx[rows, pos]
     edited = idx.clone()
-    edited[rows, fx] = idx[rows, p]                                        # f(p), twice
+    edited[rows, pos] = idx[rows, p]
+    chased = edited[rows, edited[rows, x]]                                 # f'(f'(x))
     where = int(task.answer_positions[0])
     with eval_mode(model), torch.no_grad():
         before = model(idx)[0][:, where].argmax(-1)                        # (N,)
         after = model(edited)[0][:, where].argmax(-1)
-    written, missing = (after == idx[rows, p]), (after == ffx)
-    return {"written": written.float().mean().item(),
-            "missing": missing.float().mean().item(),
-            "other": (~(written | missing)).float().mean().item(),
+    is_chased, is_missing = after == chased, after == missing
+    return {"chased": is_chased.float().mean().item(),
+            "missing": is_missing.float().mean().item(),
+            "other": (~(is_chased | is_missing)).float().mean().item(),
             "unedited": (before == ffx).float().mean().item()}

@@ -262,13 +262,14 @@ def test_check_table_record_picks_the_arms_with_a_head_count():
 
 
 class _TableReader(torch.nn.Module):
-    """A hand-written 'model' for overwrite_address: at every two-hop query it answers either
-    what the table says at f(x) (``reads=True``) or the one symbol missing from the table once
-    the position f(x) is left out."""
+    """A hand-written 'model' for overwrite_address. At every query it answers what the table
+    gives by following the pointers twice (``how="chase"``), or the smallest symbol the table
+    lacks (``"absent"``; 0 when it lacks none), or the smallest symbol missing from the table
+    once the position f(x) is left out (``"leave_out"``)."""
 
-    def __init__(self, task, reads: bool):
+    def __init__(self, task, how: str):
         super().__init__()
-        self.task, self.reads = task, reads
+        self.task, self.how = task, how
 
     def forward(self, idx):
         n, (B, T) = self.task.n_nodes, idx.shape
@@ -277,21 +278,44 @@ class _TableReader(torch.nn.Module):
             table = idx[b, :n].tolist()
             for pos in self.task.answer_positions.tolist():
                 fx = table[idx[b, pos]]
-                seen = set(table[:fx] + table[fx + 1:])
-                answer = table[fx] if self.reads else min(set(range(n)) - seen)
+                seen = {"chase": None, "absent": set(table),
+                        "leave_out": set(table[:fx] + table[fx + 1:])}[self.how]
+                answer = (table[fx] if seen is None
+                          else min(set(range(n)) - seen, default=0))
                 logits[b, pos, answer] = 1.0
         return logits, None
 
 
-@pytest.mark.parametrize("reads", [True, False])
-def test_overwrite_address_tells_a_reader_from_a_namer_of_the_missing_symbol(reads):
+@pytest.mark.parametrize("at", ["f(x)", "elsewhere"])
+def test_overwrite_address_tells_chasing_from_naming_the_missing_symbol(at):
     from depthnotes.khop_analysis import overwrite_address
     from depthnotes.tasks import PointerChasing
 
-    task = PointerChasing(max_hops=2, n_nodes=6, n_queries=3, layout="hop_marker")
-    shares = overwrite_address(_TableReader(task, reads), task, n_sequences=200)
-    assert shares["unedited"] == 1.0                     # both answer f(f(x)) on a real table
-    assert shares["written" if reads else "missing"] == 1.0
-    assert shares["other"] == 0.0
+    task = PointerChasing(max_hops=2, n_nodes=8, n_queries=3, layout="hop_marker")
+
+    def shares(how):
+        return overwrite_address(_TableReader(task, how), task, at=at, n_sequences=200)
+
+    chase, absent, leave_out = shares("chase"), shares("absent"), shares("leave_out")
+    assert chase["unedited"] == leave_out["unedited"] == 1.0   # both right on a real table
+    assert chase["chased"] == 1.0 and absent["missing"] == 1.0
+    for s in (chase, absent, leave_out):
+        assert s["chased"] + s["missing"] + s["other"] == pytest.approx(1.0)
+    if at == "f(x)":          # leaving out f(x) finds exactly the symbol that is missing
+        assert leave_out["missing"] == 1.0
+    else:                     # two symbols are missing once f(x) is left out: either one
+        assert 0 < leave_out["missing"] < 1 and leave_out["other"] == 0.0
+
+
+def test_overwrite_address_names_its_bad_arguments():
+    from depthnotes.khop_analysis import overwrite_address
+    from depthnotes.tasks import PointerChasing
+
+    task = PointerChasing(max_hops=2, n_nodes=8, n_queries=3, layout="hop_marker")
     with pytest.raises(ValueError, match="n_sequences"):
-        overwrite_address(_TableReader(task, reads), task, n_sequences=0)
+        overwrite_address(_TableReader(task, "chase"), task, n_sequences=0)
+    with pytest.raises(ValueError, match="at"):
+        overwrite_address(_TableReader(task, "chase"), task, at="x")
+    small = PointerChasing(max_hops=2, n_nodes=4, n_queries=3, layout="hop_marker")
+    with pytest.raises(ValueError, match="at least 5 symbols"):
+        overwrite_address(_TableReader(small, "chase"), small)
