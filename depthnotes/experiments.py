@@ -36,11 +36,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from .config import ModelConfig
-from .tasks import PointerChasing
+from .tasks import InductionHops, PointerChasing
 from .train import TrainConfig
 
 #: The kinds of data an experiment can train on.
-DATA_KINDS = ("corpus", "pointer_chasing")
+DATA_KINDS = ("corpus", "pointer_chasing", "induction_hops")
+
+#: The synthetic tasks an experiment can train on (``tasks.py``), by their kind.
+TASKS = {"pointer_chasing": PointerChasing, "induction_hops": InductionHops}
 
 #: At most this many points per stored training-loss curve (longer runs store window means).
 CURVE_POINTS = 300
@@ -86,7 +89,7 @@ class Experiment:
     name: str
     description: str        # what it holds and why, including any cut made to fit the machine
     measures: str           # the per-seed numbers it records
-    data: str | PointerChasing   # a corpus name ("python_topics") or a task
+    data: str | PointerChasing | InductionHops   # a corpus name, or a task
     arms: tuple[Arm, ...]
     seeds: tuple[int, ...]
     quick: bool = False
@@ -113,7 +116,7 @@ class Experiment:
 
     @property
     def data_kind(self) -> str:
-        return "pointer_chasing" if isinstance(self.data, PointerChasing) else "corpus"
+        return task_kind(self.data) or "corpus"
 
     @property
     def command(self) -> str:
@@ -139,7 +142,7 @@ class Experiment:
 class Job:
     """One training: an arm of an experiment with one seed (picklable, for a worker)."""
 
-    data: str | PointerChasing
+    data: str | PointerChasing | InductionHops
     arm: Arm
     seed: int
     keep_model: bool = False
@@ -155,11 +158,17 @@ class Job:
         return float(self.arm.recipe.steps * c.n_layer * c.d_model ** 2 + 1)
 
 
+def task_kind(data) -> str | None:
+    """The kind of a synthetic task (a key of ``TASKS``), or None for a corpus name."""
+    return next((kind for kind, cls in TASKS.items() if isinstance(data, cls)), None)
+
+
 def data_dict(data) -> dict:
     """The data an experiment trains on, as stored: the corpus with a digest of its tokens
     (so a changed corpus makes a record stale), or the task's fields."""
-    if isinstance(data, PointerChasing):
-        return {"kind": "pointer_chasing", **asdict(data), "vocab_size": data.vocab_size,
+    kind = task_kind(data)
+    if kind:
+        return {"kind": kind, **asdict(data), "vocab_size": data.vocab_size,
                 "seq_len": data.seq_len}
     from .data import load_corpus
 
@@ -177,7 +186,7 @@ def run_job(job: Job) -> dict:
     """Train ``job.arm`` with ``job.seed`` and return its curves and final metrics (plain
     floats, unrounded), and with ``job.keep_model`` the trained weights (``"model_state"``,
     a state dict). The caller (``parallel._call``) has pinned one thread and the seed."""
-    model, result = (_run_task if isinstance(job.data, PointerChasing) else _run_corpus)(job)
+    model, result = (_run_task if task_kind(job.data) else _run_corpus)(job)
     if job.keep_model:
         result["model_state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return result

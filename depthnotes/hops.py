@@ -262,3 +262,55 @@ def causal_doubling_reach(n: int, rounds: int, samples: int = 4000,
             jump = [jump[jump[i]] for i in range(n)]
             totals[r] += sum(ok)
     return [t / (samples * n) for t in totals]
+
+
+# -- k-hop induction heads (tasks.InductionHops) -------------------------------------------
+#: The induction task's baselines, in the order the chapter draws them.
+INDUCTION_BASELINES = ("current_symbol", "best_shorter_hop", "shorter_hops")
+
+
+def hop_baselines(task, symbols, k: int) -> dict:
+    """Three rules that stop short of k hops on ``tasks.InductionHops``, scored exactly over
+    the sequences ``symbols`` (B, length), every position with a k-hop answer counted once:
+
+    * ``"current_symbol"``: answer the symbol at t itself (zero hops);
+    * ``"best_shorter_hop"``: the best single j < k: answer the symbol j hops away;
+    * ``"shorter_hops"``: the best guess from all the symbols 0, 1, ..., k-1 hops away
+      together: for each combination of them, the answer most often right (over these
+      sequences). It bounds what a model that finds every shorter hop, and no more, scores
+      from the chain alone.
+
+    On every sequence of a small alphabet and length (all equally likely, as the task draws
+    them) these are exact; ``induction_baselines`` takes them over many random sequences."""
+    import numpy as np
+
+    from .tasks import IGNORE
+
+    check_int("k", k, minimum=1)
+    answer = task.answers(symbols, k).numpy().ravel()
+    scored = answer != IGNORE
+    if not scored.any():
+        raise ValueError(f"no position of these sequences has a {k}-hop answer")
+    answer = answer[scored]
+    shorter = [task.answers(symbols, j).numpy().ravel()[scored] for j in range(k)]
+    right = [float(np.mean(h == answer)) for h in shorter]
+    code = np.zeros(len(answer), dtype=np.int64)          # the combination, in base a + 1
+    for h in shorter:                                     # (-100 -> a: no symbol there)
+        code = code * (task.n_symbols + 1) + np.where(h == IGNORE, task.n_symbols, h)
+    pairs = code * task.n_symbols + answer
+    combos, counts = np.unique(pairs, return_counts=True)
+    best = {}
+    for c, n in zip((combos // task.n_symbols).tolist(), counts.tolist()):
+        best[c] = max(best.get(c, 0), n)
+    return {"current_symbol": right[0], "best_shorter_hop": max(right),
+            "shorter_hops": sum(best.values()) / len(answer)}
+
+
+def induction_baselines(task, k: int, n_sequences: int = 4096, seed: int = 2024) -> dict:
+    """``hop_baselines`` over ``n_sequences`` random sequences of ``task`` (seeded): an
+    estimate whose sampling error is about 0.001 at the defaults for length 64."""
+    check_int("n_sequences", n_sequences, minimum=1)
+    import torch
+
+    symbols = task.symbols(n_sequences, torch.Generator().manual_seed(seed))
+    return hop_baselines(task, symbols, k)

@@ -47,6 +47,7 @@ Chapter 3's depth sweep at one parameter budget runs from a shell:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -86,6 +87,11 @@ class PointerChasing:
         check_int("n_nodes", self.n_nodes, 2)
         check_int("n_queries", self.n_queries, 1)
         check_choice("layout", self.layout, LAYOUTS)
+
+    @property
+    def hops(self) -> tuple:
+        """The k's a query may ask for: 1..max_hops."""
+        return tuple(range(1, self.max_hops + 1))
 
     @property
     def _per_query(self) -> int:
@@ -180,6 +186,134 @@ class PointerChasing:
         return idx, targets
 
 
+@dataclass(frozen=True)
+class InductionHops:
+    """k-hop induction heads over ``length`` symbols of an ``n_symbols``-letter alphabet.
+
+    The task of Sanford, Hsu & Telgarsky (2024), in our own code. A sequence is a hop marker
+    ``H_k`` and then ``length`` random symbols, no symbol twice in a row::
+
+        positions   0     1    2    3   ...  T
+        tokens     H_k   s_0  s_1  s_2  ... s_{T-1}
+        targets     -    a_0  a_1  a_2  ... a_{T-1}     a_t = s[sigma^k(t)]
+
+    One hop from position t, ``sigma(t)``, is the position just after the last earlier
+    occurrence of the symbol at t (what an induction head copies: "last time I saw this
+    symbol, what came next?"). ``k`` hops repeat it. Every position is a query, so a
+    sequence gives ``length`` answers; a position whose chain runs off the start has no
+    answer and its target is -100 (ignored by the loss and the scores).
+
+    Why depth, and why doubling is open here: ``sigma(t) < t`` always (no symbol repeats
+    at once), so every pointer points left, the causal mask allows every read, and a block
+    can compose the map with itself: positions that know ``sigma^j`` learn ``sigma^(2j)``
+    by reading it at ``sigma^j(t)``. One hop takes two blocks (one to write each position's
+    previous symbol into it, one to find the match), and each further block can double the
+    hops: ``2 + ceil(log2 k)`` blocks for k hops (``doubling_depth``), against ``k + 1`` for
+    a chain of single hops (``chasing_depth``). The symbols are fresh in every sequence, so
+    nothing can be memorised.
+
+    ``hops`` are the k's a sequence may ask for (each sequence draws one, uniformly). Token
+    ids: ``0 .. n_symbols-1`` are the symbols, ``n_symbols + i`` is the marker of ``hops[i]``.
+    """
+
+    hops: tuple = (1, 2, 4, 8)
+    n_symbols: int = 4
+    length: int = 64
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.hops, tuple) or not self.hops:
+            raise TypeError(f"hops must be a non-empty tuple of ints, got {self.hops!r}")
+        for k in self.hops:
+            check_int("hops", k, 1)
+        if list(self.hops) != sorted(set(self.hops)):
+            raise ValueError(f"hops must be increasing and distinct, got {self.hops}")
+        check_int("n_symbols", self.n_symbols, 3)
+        check_int("length", self.length, 2)
+
+    @property
+    def max_hops(self) -> int:
+        return self.hops[-1]
+
+    @property
+    def vocab_size(self) -> int:
+        return self.n_symbols + len(self.hops)
+
+    @property
+    def seq_len(self) -> int:
+        return self.length + 1
+
+    def hop_marker(self, hops):
+        """Token id of the marker of ``hops`` (an int in ``self.hops``)."""
+        if hops not in self.hops:
+            raise ValueError(f"hops must be one of {self.hops}, got {hops!r}")
+        return self.n_symbols + self.hops.index(hops)
+
+    def symbols(self, batch_size: int, generator: torch.Generator) -> torch.Tensor:
+        """(batch_size, length) int64: each symbol uniform over the ones unlike the last."""
+        a, T = self.n_symbols, self.length
+        first = torch.randint(0, a, (batch_size, 1), generator=generator)
+        steps = torch.randint(1, a, (batch_size, T - 1), generator=generator)
+        return torch.cat([first, first + torch.cumsum(steps, 1)], 1) % a
+
+    def hop_positions(self, s: torch.Tensor, hops) -> torch.Tensor:
+        """``sigma^k(t)`` for every position of symbols ``s`` (B, length), -1 where the
+        chain runs off the start; (B, length) int64. ``hops`` is one k for every row or a
+        (B,) tensor of them (k = 0 gives t itself)."""
+        hops = torch.as_tensor(hops, dtype=torch.long).expand(s.shape[0])     # (B,)
+        if (hops < 0).any():
+            raise ValueError(f"hops must be >= 0, got {hops.min().item()}")
+        B, T = s.shape
+        last = torch.full((B, self.n_symbols), -1, dtype=torch.long)   # where last seen
+        sigma = torch.empty(B, T, dtype=torch.long)                    # one hop
+        rows = torch.arange(B)
+        for t in range(T):
+            before = last[rows, s[:, t]]
+            sigma[:, t] = torch.where(before >= 0, before + 1, before)
+            last[rows, s[:, t]] = t
+        pos = torch.arange(T).expand(B, T)
+        for j in range(int(hops.max()) if B else 0):
+            step = torch.where(pos >= 0, torch.gather(sigma, 1, pos.clamp(min=0)), pos)
+            pos = torch.where((hops > j)[:, None], step, pos)
+        return pos
+
+    def answers(self, s: torch.Tensor, hops) -> torch.Tensor:
+        """``s[sigma^k(t)]`` at every position, -100 where there is none; (B, length)."""
+        pos = self.hop_positions(s, hops)
+        return torch.where(pos >= 0, torch.gather(s, 1, pos.clamp(min=0)), IGNORE)
+
+    def batch(self, batch_size: int, seed: int,
+              hops: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(idx, targets)``, both ``(batch_size, seq_len)`` int64, from ``seed``."""
+        return self.sample(batch_size, torch.Generator().manual_seed(int(seed)), hops)
+
+    def sample(self, batch_size: int, generator: torch.Generator,
+               hops: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(idx, targets)`` drawn from ``generator``: each sequence's k drawn uniformly
+        from ``self.hops`` (or ``hops`` for all), its symbols fresh."""
+        check_int("batch_size", batch_size, 1)
+        which = torch.randint(0, len(self.hops), (batch_size,), generator=generator)
+        if hops is not None:
+            which = torch.full_like(which, self.hop_marker(hops) - self.n_symbols)
+        ks = torch.tensor(self.hops)[which]                                   # (B,)
+        s = self.symbols(batch_size, generator)                               # (B, T)
+        none = torch.full((batch_size, 1), IGNORE, dtype=torch.long)
+        targets = torch.cat([none, self.answers(s, ks)], 1)                   # (B, T + 1)
+        idx = torch.cat([(self.n_symbols + which)[:, None], s], 1)            # (B, T + 1)
+        return idx, targets
+
+
+def chasing_depth(hops: int) -> int:
+    """Blocks a chain of single hops needs on ``InductionHops``: one to bring each
+    position's previous symbol in, then one per hop."""
+    return check_int("hops", hops, 1) + 1
+
+
+def doubling_depth(hops: int) -> int:
+    """Blocks pointer doubling needs on ``InductionHops``: two for the first hop, then one
+    per doubling, ``2 + ceil(log2 k)`` (Sanford, Hsu & Telgarsky 2024's construction)."""
+    return 2 + math.ceil(math.log2(check_int("hops", hops, 1)))
+
+
 def follow_pointers(table: torch.Tensor, start: torch.Tensor, hops: int) -> torch.Tensor:
     """``f^hops(start)`` for each row: ``table`` (B, n) holds f, ``start`` (B, q) the x's."""
     check_int("hops", hops, 0)
@@ -247,7 +381,7 @@ def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: in
                          weight_decay=0.01, beta1=0.9, beta2=0.98, grad_clip=1.0,
                          blowup_factor=None, seed=seed,
                          eval_batches=1)   # train's held-out loss: one batch (unused here)
-    hops = range(1, task.max_hops + 1)
+    hops = task.hops
     curve_steps, curves = [], {k: [] for k in hops}
 
     def on_step(step: int, model) -> None:
