@@ -85,10 +85,12 @@ def hops_of(record) -> list[int]:
                   if key.startswith("accuracy_k"))
 
 
-def family_shapes(records, family: str) -> list[SweepShape]:
+def family_shapes(records, family: str, rate_from: int = 2) -> list[SweepShape]:
     """The shapes of ``family``, by depth, each at its best learning rate, pooled over one
     record or a list of records of the same task and seeds (a later record may add rates
-    for some shapes: chapter 3's ``khop_rate_check``)."""
+    for some shapes: chapter 3's ``khop_rate_check``). The best rate is the one with the
+    highest mean accuracy over the k's from ``rate_from`` up and all seeds (2 for pointer
+    chasing, where one hop is a single read; 1 for the induction task, where it is not)."""
     check_choice("family", family, FAMILIES)
     records = list(records) if isinstance(records, (list, tuple)) else [records]
     hops = hops_of(records[0])
@@ -108,7 +110,7 @@ def family_shapes(records, family: str) -> list[SweepShape]:
             groups.setdefault((info["n_layer"], info["d_model"]), []).append(arm)
     shapes = []
     for (L, d), names in sorted(groups.items()):
-        rates = {arms[a][0]["lr"]: mean(mean(arms[a][1][k]) for k in hops if k >= 2)
+        rates = {arms[a][0]["lr"]: mean(mean(arms[a][1][k]) for k in hops if k >= rate_from)
                  for a in names}
         best = max(names, key=lambda a: rates[arms[a][0]["lr"]])   # first on a tie
         shapes.append(SweepShape(L, d, best, arms[best][0]["lr"], rates, arms[best][1]))

@@ -1,0 +1,132 @@
+"""Chapter 3's verdict on C5 from the k-hop induction sweep: the depth each k needs, set
+beside the two circuits' predictions.
+
+The sweep (record ``induction_depth_sweep``, ``experiments.py``) trains two families on
+``tasks.InductionHops``, three seeds per shape, each shape at the best rate of a small grid
+(``khop_analysis.family_shapes``): *fixed width* (d held, one block more at a time) and *fixed
+parameters* (wider when shallower). Per k, a model **beats the bar** when its accuracy clears
+the best guess from all the symbols fewer than k hops away plus ``MARGIN`` (``bar``), and it
+**does** k hops when it answers ``SOLVED`` of them. The **depth needed** for k, per seed, is
+the smallest depth of a family that does k hops with that seed (None: no depth of the sweep).
+
+The rule (``judge_hop_depth``), stated on the page before the record's results:
+
+1. *Serial steps cost depth* (fixed width): with every seed, the depth needed never falls as
+   k grows (None counts as deeper than the sweep), and the largest k needs more blocks than
+   k = 1.
+2. *Shallow-but-wide struggles at equal parameters*: the fixed-parameter family's one-block
+   shape stays below the bar at every k with every seed, and the family's best deeper shape
+   (by accuracy averaged over the k's) beats it by more than the larger seed range
+   (``verdicts.compare``).
+3. *Like k, or like log k?* At each k where the two circuits differ (``chasing_depth(k)``
+   > ``doubling_depth(k)``): **fewer blocks than chasing** when every seed does k hops with
+   fewer than ``chasing_depth(k)`` blocks; **as chasing** when no seed does it with fewer and
+   the sweep reaches ``chasing_depth(k)``; otherwise not told apart.
+
+If 1 or 2 fails: not reproduced at this scale. If both hold: reproduced when some k is "as
+chasing" and none "fewer"; reproduced with caveats otherwise, the caveat saying which
+(fewer blocks than hops + 1: growth slower than k, as doubling allows; or not told apart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+
+from .khop_analysis import FAMILIES, MARGIN, SOLVED, SweepShape, depth_needed, shape_name
+from .tasks import chasing_depth, doubling_depth
+from .verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, Comparison, compare
+
+#: How a k reads under rule 3.
+FEWER, AS_CHASING, NOT_TOLD = "fewer blocks than chasing", "as chasing", "not told apart"
+
+
+def bar(shorter_hops: float) -> float:
+    """The level a model must beat at k hops: the best guess from all the symbols fewer
+    than k hops away (``hops.hop_baselines``'s ``"shorter_hops"``) + ``MARGIN``."""
+    return shorter_hops + MARGIN
+
+
+@dataclass(frozen=True)
+class HopDepthVerdict:
+    """C5 on the induction sweep (``judge_hop_depth``)."""
+
+    hops: tuple
+    bars: dict            # {k: bar}
+    beats: dict           # {family: {k: [depth that beats the bar, per seed; None: none]}}
+    needed: dict          # {family: {k: [depth that does k hops, per seed]}}
+    predicted: dict       # {k: (chasing_depth, doubling_depth)}
+    grows: bool           # rule 1
+    wide_below: bool      # rule 2, first half: one wide block below every bar, every seed
+    equal_params: Comparison   # rule 2, second half
+    growth: dict          # {k: FEWER / AS_CHASING / NOT_TOLD}, at the k's where they differ
+    word: str
+    caveat: str
+
+
+def _never_falls(depths: list) -> bool:
+    """Depth needed per k (one seed, k increasing) never falls; None counts as deepest."""
+    big = [float("inf") if d is None else d for d in depths]
+    return all(a <= b for a, b in zip(big, big[1:])) and big[-1] > big[0]
+
+
+def _growth(k: int, needed: list, deepest: int) -> str:
+    chase = chasing_depth(k)
+    if all(d is not None and d < chase for d in needed):
+        return FEWER
+    if deepest >= chase and not any(d is not None and d < chase for d in needed):
+        return AS_CHASING
+    return NOT_TOLD
+
+
+def judge_hop_depth(shapes: dict, bars: dict) -> HopDepthVerdict:
+    """C5 from ``{family: [SweepShape by depth]}`` (both ``FAMILIES``) and ``{k: bar}`` (the
+    rule: module docstring)."""
+    hops = tuple(sorted(bars))
+    for fam in FAMILIES:
+        if fam not in shapes or not shapes[fam] or shapes[fam][0].n_layer != 1:
+            raise ValueError(f"judge_hop_depth needs both families, each from one block up; "
+                             f"got {sorted(shapes)}")
+        if sorted(shapes[fam][0].accuracy) != list(hops):
+            raise ValueError(f"the shapes score k = {sorted(shapes[fam][0].accuracy)}, the "
+                             f"bars are for k = {list(hops)}")
+    beats = {f: {k: depth_needed(shapes[f], k, bars[k]) for k in hops} for f in FAMILIES}
+    needed = {f: {k: depth_needed(shapes[f], k, SOLVED) for k in hops} for f in FAMILIES}
+    width = needed["fixed width"]
+    seeds = len(width[hops[0]])
+    grows = all(_never_falls([width[k][i] for k in hops]) for i in range(seeds))
+    one, *deeper = shapes["fixed parameters"]
+    wide_below = all(a <= bars[k] for k in hops for a in one.accuracy[k])
+    best = max(deeper, key=lambda s: mean(s.mean(k) for k in hops))
+    equal_params = compare({shape_name(s): _mean_over_k(s, hops) for s in (one, best)},
+                           metric="accuracy averaged over k", better="higher")
+    wide_fails = wide_below and equal_params.clear and equal_params.best == shape_name(best)
+    deepest = max(s.n_layer for s in shapes["fixed width"])
+    growth = {k: _growth(k, width[k], deepest) for k in hops
+              if chasing_depth(k) > doubling_depth(k)}
+    predicted = {k: (chasing_depth(k), doubling_depth(k)) for k in hops}
+    if not (grows and wide_fails):
+        word = NOT_REPRODUCED
+        caveat = "; ".join(
+            [m for ok, m in ((grows, "the depth needed does not grow with k with every seed"),
+                             (wide_fails, "one wide block does not clearly fail at equal "
+                                          "parameters")) if not ok])
+    elif FEWER in growth.values():
+        word = WITH_CAVEATS
+        fewer = [k for k, g in growth.items() if g == FEWER]
+        caveat = (f"k = {', '.join(map(str, fewer))} done with fewer blocks than a chain of "
+                  f"single hops needs (k + 1), with every seed: the depth grows more slowly "
+                  f"than k, as pointer doubling allows")
+    elif AS_CHASING in growth.values():
+        word, caveat = REPRODUCED, ""
+    else:
+        word = WITH_CAVEATS
+        caveat = "growth like k and like log k not told apart at this scale"
+    return HopDepthVerdict(hops, dict(bars), beats, needed, predicted, grows, wide_below,
+                           equal_params, growth, word, caveat)
+
+
+def _mean_over_k(shape: SweepShape, hops) -> list[float]:
+    """Per seed: the shape's accuracy averaged over the k's."""
+    return [mean(shape.accuracy[k][i] for k in hops)
+            for i in range(len(shape.accuracy[hops[0]]))]
