@@ -1,0 +1,71 @@
+"""C5's rule on the induction sweep (``hop_depth.judge_hop_depth``), on hand-made shapes whose
+verdict is known: depth growing like k + 1, like doubling, not growing, and one wide block
+that does too well."""
+
+import pytest
+
+from depthnotes.hop_depth import AS_CHASING, FEWER, NOT_TOLD, bar, judge_hop_depth
+from depthnotes.khop_analysis import MARGIN, SweepShape
+from depthnotes.verdicts import NOT_REPRODUCED, WITH_CAVEATS
+
+HOPS = (1, 2, 4, 8)
+BARS = {k: bar(0.5) for k in HOPS}
+DONE, UNDONE = [0.99, 0.98, 0.97], [0.40, 0.45, 0.42]
+
+
+def shape(L, d, done_up_to):
+    """Does every k <= done_up_to, no k above (three seeds)."""
+    return SweepShape(L, d, f"L={L} d={d}", 1e-3, {1e-3: 0.5},
+                      {k: list(DONE if k <= done_up_to else UNDONE) for k in HOPS})
+
+
+def sweep(width_done, wide_done=0):
+    """Fixed width L = 1..6 doing k up to width_done[L-1]; fixed parameters: one wide block
+    doing k up to wide_done, then the width family's L = 2 and L = 4."""
+    width = [shape(L, 64, m) for L, m in enumerate(width_done, start=1)]
+    return {"fixed width": width,
+            "fixed parameters": [shape(1, 128, wide_done), shape(2, 92, width_done[1]),
+                                 width[3]]}
+
+
+def test_depth_like_chasing():
+    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), BARS)       # k=4 first at L=5
+    assert v.needed["fixed width"][4] == [5, 5, 5] and v.grows
+    assert v.growth == {4: AS_CHASING, 8: NOT_TOLD}
+    assert v.word == WITH_CAVEATS and "as many blocks as a chain" in v.caveat
+
+
+def test_depth_like_doubling():
+    v = judge_hop_depth(sweep([0, 1, 2, 4, 8, 8]), BARS)       # k=4 at L=4, k=8 at L=5
+    assert v.growth == {4: FEWER, 8: FEWER}
+    assert v.word == WITH_CAVEATS and "more slowly than k" in v.caveat
+    assert v.predicted[8] == (9, 5)
+
+
+def test_no_growth_is_not_reproduced():
+    v = judge_hop_depth(sweep([0, 8, 8, 8, 8, 8]), BARS)       # every k at two blocks
+    assert not v.grows and v.word == NOT_REPRODUCED
+
+
+def test_a_wide_block_that_does_one_hop_refutes_the_second_half():
+    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=1), BARS)
+    assert not v.wide_below and v.word == NOT_REPRODUCED
+    assert "wide block" in v.caveat
+
+
+def test_growth_needs_every_seed():
+    s = sweep([0, 1, 2, 4, 4, 4])
+    s["fixed width"][3].accuracy[4][2] = 0.6          # seed 2 of L=4 leaves k=4 undone
+    v = judge_hop_depth(s, BARS)
+    assert v.needed["fixed width"][4] == [4, 4, 5] and v.growth[4] == NOT_TOLD
+
+
+def test_bar_is_the_shorter_hops_baseline_plus_the_margin():
+    assert bar(0.51) == pytest.approx(0.51 + MARGIN)
+
+
+def test_mismatched_inputs_are_clear_errors():
+    with pytest.raises(ValueError, match="both families"):
+        judge_hop_depth({"fixed width": sweep([0, 1, 2, 2, 4, 4])["fixed width"]}, BARS)
+    with pytest.raises(ValueError, match="the bars are for"):
+        judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), {1: 0.4, 2: 0.5})
