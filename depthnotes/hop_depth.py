@@ -36,7 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import mean
 
+import torch
+
 from .khop_analysis import FAMILIES, MARGIN, SOLVED, SweepShape, depth_needed, shape_name
+from .probes import attention_weights
 from .tasks import chasing_depth, doubling_depth
 from .verdicts import NOT_REPRODUCED, WITH_CAVEATS, Comparison, compare
 
@@ -137,3 +140,40 @@ def _mean_over_k(shape: SweepShape, hops) -> list[float]:
     """Per seed: the shape's accuracy averaged over the k's."""
     return [mean(shape.accuracy[k][i] for k in hops)
             for i in range(len(shape.accuracy[hops[0]]))]
+
+
+def hop_attention(model, task, hops: int, n_sequences: int = 128,
+                  seed: int = 10**9 + 500) -> dict:
+    """Where a trained model's heads look at ``hops``-hop queries of ``tasks.InductionHops``:
+    the mean attention, per block and head (each (L, n_head)), from a query position t on
+
+    * ``"previous"``: the position just before t (what a previous-symbol head reads);
+    * ``"hop j"`` for j = 1..hops: the position sigma^j(t), j hops back (where the j-hop
+      answer is written);
+
+    averaged over the positions of ``n_sequences`` fresh sequences whose ``hops``-hop
+    answer exists and whose ``hops`` targets are distinct positions (so that no weight is
+    counted twice). A head that spread evenly over the t positions it may see would put
+    about 1/t on each; the chapter compares against that."""
+    idx, _ = task.batch(n_sequences, seed=seed, hops=hops)                    # (N, T + 1)
+    s = idx[:, 1:]                                                            # symbols
+    hop_pos = [task.hop_positions(s, j) for j in range(hops + 1)]             # (N, T) each
+    keep = hop_pos[hops] >= 0
+    keep[:, 0] = False
+    targets = torch.stack(hop_pos[1:] + [torch.arange(s.shape[1]).expand_as(s) - 1])
+    for j in range(len(targets)):                                             # distinct
+        for i in range(j):
+            keep &= targets[i] != targets[j]
+    att = torch.from_numpy(attention_weights(model, idx))[..., 1:, 1:]        # symbols only
+    L, N, nh, T, _ = att.shape
+    w = keep.float()[None, :, None, :] / keep.sum()                           # (1, N, 1, T)
+
+    def on(pos):                                                              # (N, T)
+        where = pos.clamp(min=0)[None, :, None, :, None].expand(L, N, nh, T, 1)
+        return (torch.gather(att, 4, where).squeeze(-1) * w).sum(dim=(1, 3)).numpy()
+
+    out = {"previous": on(targets[-1])}
+    out.update({f"hop {j}": on(hop_pos[j]) for j in range(1, hops + 1)})
+    # position t sees t + 2 positions (the marker too): an even head puts 1/(t + 2) on each
+    out["even share"] = float((w[0, :, 0, :] / (torch.arange(T) + 2.0)).sum())
+    return out

@@ -69,3 +69,34 @@ def test_mismatched_inputs_are_clear_errors():
         judge_hop_depth({"fixed width": sweep([0, 1, 2, 2, 4, 4])["fixed width"]}, BARS)
     with pytest.raises(ValueError, match="the bars are for"):
         judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), {1: 0.4, 2: 0.5})
+
+
+def test_hop_attention_finds_a_head_that_reads_one_hop_back(monkeypatch):
+    """hop_attention's bookkeeping, on attention made by hand: block 0 reads the previous
+    position, block 1 reads sigma(t), block 2 spreads evenly."""
+    import numpy as np
+
+    from depthnotes import hop_depth
+    from depthnotes.tasks import InductionHops
+
+    task = InductionHops(length=24)
+
+    def fake_attention(model, idx):
+        s = idx[:, 1:]
+        N, T = idx.shape
+        one = task.hop_positions(s, 1)
+        att = np.zeros((3, N, 1, T, T))
+        for b in range(N):
+            for t in range(1, T):
+                att[0, b, 0, t, t - 1] = 1.0
+                if t >= 1 and one[b, t - 1] >= 0:
+                    att[1, b, 0, t, int(one[b, t - 1]) + 1] = 1.0
+                att[2, b, 0, t, :t + 1] = 1.0 / (t + 1)
+        return att
+
+    monkeypatch.setattr(hop_depth, "attention_weights", fake_attention)
+    looks = hop_depth.hop_attention(None, task, 2, n_sequences=8)
+    assert looks["previous"][0, 0] == pytest.approx(1.0)
+    assert looks["hop 1"][1, 0] == pytest.approx(1.0)
+    assert looks["hop 1"][0, 0] == pytest.approx(0.0) and looks["hop 2"][1, 0] == 0.0
+    assert looks["hop 2"][2, 0] == pytest.approx(looks["even share"], rel=1e-6)
