@@ -276,12 +276,16 @@ def hop_baselines(task, symbols, k: int) -> dict:
     * ``"current_symbol"``: answer the symbol at t itself (zero hops);
     * ``"best_shorter_hop"``: the best single j < k: answer the symbol j hops away;
     * ``"shorter_hops"``: the best guess from all the symbols 0, 1, ..., k-1 hops away
-      together: for each combination of them, the answer most often right (over these
-      sequences). It bounds what a model that finds every shorter hop, and no more, scores
+      together. It bounds what a model that finds every shorter hop, and no more, scores
       from the chain alone.
 
-    On every sequence of a small alphabet and length (all equally likely, as the task draws
-    them) these are exact; ``induction_baselines`` takes them over many random sequences."""
+    The best guess is found up to a renaming of the symbols, which the task's distribution
+    does not change: for each *pattern* of the shorter hops (which of them are equal, which
+    missing) it answers the entry most often right, or, when a symbol none of them shows is
+    likelier, one such symbol (right with that mass shared among the unseen symbols). That
+    is the best rule there is, and it does not overfit rare combinations of symbols. On every
+    sequence of a small alphabet and length (all equally likely, as the task draws them) the
+    three are exact; ``induction_baselines`` takes them over many random sequences."""
     import numpy as np
 
     from .tasks import IGNORE
@@ -292,18 +296,25 @@ def hop_baselines(task, symbols, k: int) -> dict:
     if not scored.any():
         raise ValueError(f"no position of these sequences has a {k}-hop answer")
     answer = answer[scored]
-    shorter = [task.answers(symbols, j).numpy().ravel()[scored] for j in range(k)]
-    right = [float(np.mean(h == answer)) for h in shorter]
-    code = np.zeros(len(answer), dtype=np.int64)          # the combination, in base a + 1
-    for h in shorter:                                     # (-100 -> a: no symbol there)
-        code = code * (task.n_symbols + 1) + np.where(h == IGNORE, task.n_symbols, h)
-    pairs = code * task.n_symbols + answer
-    combos, counts = np.unique(pairs, return_counts=True)
-    best = {}
-    for c, n in zip((combos // task.n_symbols).tolist(), counts.tolist()):
-        best[c] = max(best.get(c, 0), n)
-    return {"current_symbol": right[0], "best_shorter_hop": max(right),
-            "shorter_hops": sum(best.values()) / len(answer)}
+    shorter = np.stack([task.answers(symbols, j).numpy().ravel()[scored]
+                        for j in range(k)], 1)                                # (N, k)
+    right = (shorter == answer[:, None]).mean(0)
+    same = shorter[:, :, None] == shorter[:, None, :]                         # (N, k, k)
+    first = np.where(shorter == IGNORE, k, same.argmax(1))    # each entry: its first equal
+    label = np.where((shorter == answer[:, None]).any(1),
+                     (shorter == answer[:, None]).argmax(1), k + 1)           # k + 1: unseen
+    pattern = (first * (k + 2) ** np.arange(k)).sum(1)
+    distinct = np.array([len(set(row) - {k}) for row in first.tolist()])
+    table: dict = {}
+    for p, lab, n_seen in zip(pattern.tolist(), label.tolist(), distinct.tolist()):
+        counts = table.setdefault(p, [n_seen, {}])[1]
+        counts[lab] = counts.get(lab, 0) + 1
+    best = 0.0
+    for n_seen, counts in table.values():
+        unseen = counts.pop(k + 1, 0) / max(task.n_symbols - n_seen, 1)
+        best += max([unseen, *counts.values()])
+    return {"current_symbol": float(right[0]), "best_shorter_hop": float(right.max()),
+            "shorter_hops": best / len(answer)}
 
 
 def induction_baselines(task, k: int, n_sequences: int = 4096, seed: int = 2024) -> dict:
