@@ -266,31 +266,63 @@ def causal_doubling_reach(n: int, rounds: int, samples: int = 4000,
 
 # -- k-hop induction heads (tasks.InductionHops) -------------------------------------------
 #: The induction task's baselines, in the order the chapter draws them.
-INDUCTION_BASELINES = ("current_symbol", "best_shorter_hop", "shorter_hops")
+INDUCTION_BASELINES = ("current_symbol", "best_shorter_hop", "shorter_hops", "window")
 
 
-def hop_baselines(task, symbols, k: int) -> dict:
-    """Three rules that stop short of k hops on ``tasks.InductionHops``, scored exactly over
-    the sequences ``symbols`` (B, length), every position with a k-hop answer counted once:
+def best_guess(observed, answer, n_symbols: int) -> float:
+    """The accuracy of the best rule that answers ``answer`` (N,) from ``observed`` (N, m)
+    (symbols, or -100 for none), over these N cases, for a task whose distribution a renaming
+    of the ``n_symbols`` symbols leaves unchanged.
+
+    The rule is found up to that renaming: for each *pattern* of the observed entries (which
+    are equal, which missing) it answers the entry most often right or, when a symbol none
+    of them shows is likelier, one such symbol (right with that mass shared among the unseen
+    symbols). That is the best rule there is when the N cases are the whole distribution,
+    and it does not overfit rare combinations of symbols when they are a sample of it."""
+    import numpy as np
+
+    from .tasks import IGNORE
+
+    observed, answer = np.asarray(observed), np.asarray(answer)
+    N, m = observed.shape
+    same = observed[:, :, None] == observed[:, None, :]                     # (N, m, m)
+    first = np.where(observed == IGNORE, m, same.argmax(1))   # each entry: its first equal
+    hit = observed == answer[:, None]
+    label = np.where(hit.any(1), hit.argmax(1), m + 1)                      # m + 1: unseen
+    pattern = (first * (m + 2) ** np.arange(m)).sum(1)
+    table: dict = {}
+    for p, lab, row in zip(pattern.tolist(), label.tolist(), first.tolist()):
+        counts = table.setdefault(p, [len(set(row) - {m}), {}])[1]
+        counts[lab] = counts.get(lab, 0) + 1
+    best = 0.0
+    for n_seen, counts in table.values():
+        unseen = counts.pop(m + 1, 0) / max(n_symbols - n_seen, 1)
+        best += max([unseen, *counts.values()])
+    return best / N
+
+
+def hop_baselines(task, symbols, k: int, window: int = 0) -> dict:
+    """Rules that stop short of k hops on ``tasks.InductionHops``, scored exactly over the
+    sequences ``symbols`` (B, length), every position with a k-hop answer counted once:
 
     * ``"current_symbol"``: answer the symbol at t itself (zero hops);
     * ``"best_shorter_hop"``: the best single j < k: answer the symbol j hops away;
     * ``"shorter_hops"``: the best guess from all the symbols 0, 1, ..., k-1 hops away
-      together. It bounds what a model that finds every shorter hop, and no more, scores
-      from the chain alone.
+      together (``best_guess``). It bounds what a model that finds every shorter hop, and
+      no more, scores from the chain alone;
+    * with ``window`` > 0, ``"window"``: the best guess from the symbol at t and the
+      ``window`` symbols before it, reads at places known in advance, which need no hop at
+      all. One block can make such reads; when the last match of the symbol at t falls in
+      the window they answer one hop exactly (and so on for more hops).
 
-    The best guess is found up to a renaming of the symbols, which the task's distribution
-    does not change: for each *pattern* of the shorter hops (which of them are equal, which
-    missing) it answers the entry most often right, or, when a symbol none of them shows is
-    likelier, one such symbol (right with that mass shared among the unseen symbols). That
-    is the best rule there is, and it does not overfit rare combinations of symbols. On every
-    sequence of a small alphabet and length (all equally likely, as the task draws them) the
-    three are exact; ``induction_baselines`` takes them over many random sequences."""
+    On every sequence of a small alphabet and length (all equally likely, as the task draws
+    them) these are exact; ``induction_baselines`` takes them over many random sequences."""
     import numpy as np
 
     from .tasks import IGNORE
 
     check_int("k", k, minimum=1)
+    check_int("window", window, minimum=0)
     answer = task.answers(symbols, k).numpy().ravel()
     scored = answer != IGNORE
     if not scored.any():
@@ -299,29 +331,23 @@ def hop_baselines(task, symbols, k: int) -> dict:
     shorter = np.stack([task.answers(symbols, j).numpy().ravel()[scored]
                         for j in range(k)], 1)                                # (N, k)
     right = (shorter == answer[:, None]).mean(0)
-    same = shorter[:, :, None] == shorter[:, None, :]                         # (N, k, k)
-    first = np.where(shorter == IGNORE, k, same.argmax(1))    # each entry: its first equal
-    label = np.where((shorter == answer[:, None]).any(1),
-                     (shorter == answer[:, None]).argmax(1), k + 1)           # k + 1: unseen
-    pattern = (first * (k + 2) ** np.arange(k)).sum(1)
-    distinct = np.array([len(set(row) - {k}) for row in first.tolist()])
-    table: dict = {}
-    for p, lab, n_seen in zip(pattern.tolist(), label.tolist(), distinct.tolist()):
-        counts = table.setdefault(p, [n_seen, {}])[1]
-        counts[lab] = counts.get(lab, 0) + 1
-    best = 0.0
-    for n_seen, counts in table.values():
-        unseen = counts.pop(k + 1, 0) / max(task.n_symbols - n_seen, 1)
-        best += max([unseen, *counts.values()])
-    return {"current_symbol": float(right[0]), "best_shorter_hop": float(right.max()),
-            "shorter_hops": best / len(answer)}
+    out = {"current_symbol": float(right[0]), "best_shorter_hop": float(right.max()),
+           "shorter_hops": best_guess(shorter, answer, task.n_symbols)}
+    if window:
+        s = symbols.numpy()
+        B, T = s.shape
+        back = np.stack([np.pad(s, ((0, 0), (w, 0)), constant_values=IGNORE)[:, :T]
+                         for w in range(window + 1)], 2)                     # (B, T, w + 1)
+        out["window"] = best_guess(back.reshape(B * T, -1)[scored], answer, task.n_symbols)
+    return out
 
 
-def induction_baselines(task, k: int, n_sequences: int = 4096, seed: int = 2024) -> dict:
+def induction_baselines(task, k: int, window: int = 0, n_sequences: int = 4096,
+                        seed: int = 2024) -> dict:
     """``hop_baselines`` over ``n_sequences`` random sequences of ``task`` (seeded): an
     estimate whose sampling error is about 0.001 at the defaults for length 64."""
     check_int("n_sequences", n_sequences, minimum=1)
     import torch
 
     symbols = task.symbols(n_sequences, torch.Generator().manual_seed(seed))
-    return hop_baselines(task, symbols, k)
+    return hop_baselines(task, symbols, k, window)

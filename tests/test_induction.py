@@ -91,30 +91,40 @@ def test_depth_predictions():
     assert [doubling_depth(k) for k in (1, 2, 3, 4, 5, 8, 16)] == [2, 3, 4, 4, 5, 5, 6]
 
 
-def brute_baselines(seqs, k):
-    """The three rules of ``hop_baselines``, by the definitions, over ``seqs``."""
-    rows = []
+def bayes(rows):
+    """Best accuracy of any rule from the first item of each (seen, answer) row to the
+    second, over these rows (the most common answer for each thing seen)."""
+    by_seen = defaultdict(Counter)
+    for seen, answer in rows:
+        by_seen[seen][answer] += 1
+    return sum(c.most_common(1)[0][1] for c in by_seen.values()) / len(rows)
+
+
+def brute_baselines(seqs, k, window):
+    """The rules of ``hop_baselines``, by the definitions, over ``seqs``."""
+    rows, windows = [], []
     for seq in seqs:
         for t in range(len(seq)):
             answer = walk(seq, t, k)
             if answer is not None:
                 rows.append((tuple(walk(seq, t, j) for j in range(k)), answer))
+                windows.append((tuple(seq[t - w] if t >= w else None
+                                      for w in range(window + 1)), answer))
     single = [sum(r[0][j] == r[1] for r in rows) / len(rows) for j in range(k)]
-    by_combo = defaultdict(Counter)
-    for combo, answer in rows:
-        by_combo[combo][answer] += 1
-    bayes = sum(c.most_common(1)[0][1] for c in by_combo.values()) / len(rows)
     return {"current_symbol": single[0], "best_shorter_hop": max(single),
-            "shorter_hops": bayes}
+            "shorter_hops": bayes(rows), "window": bayes(windows)}
 
 
 @pytest.mark.parametrize("a, length", [(3, 7), (4, 6)])
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
-def test_baselines_exact_over_every_sequence(a, length, k):
+@pytest.mark.parametrize("window", [1, 3])
+def test_baselines_exact_over_every_sequence(a, length, k, window):
+    """Over every sequence (each as likely), the rules found up to a renaming of the symbols
+    score what the best rule over the raw symbols scores."""
     seqs = every_sequence(a, length)
     task = InductionHops(hops=(1, 2, 3, 4), n_symbols=a, length=length)
-    got = baselines_module.hop_baselines(task, torch.tensor(seqs), k)
-    want = brute_baselines(seqs, k)
+    got = baselines_module.hop_baselines(task, torch.tensor(seqs), k, window=window)
+    want = brute_baselines(seqs, k, window)
     assert got == pytest.approx(want, abs=1e-12)
     assert got["current_symbol"] <= got["best_shorter_hop"] <= got["shorter_hops"]
 
