@@ -47,10 +47,30 @@ def test_no_growth_is_not_reproduced():
     assert not v.grows and v.word == NOT_REPRODUCED
 
 
-def test_a_wide_block_that_does_one_hop_refutes_the_second_half():
+def test_one_hop_by_one_wide_block_is_not_judged():
+    """One hop is one step: a wide block may do it (by reading a few places back)."""
     v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=1), BARS)
-    assert not v.wide_below and v.word == NOT_REPRODUCED
+    assert not v.wide_undone[1] and v.judged == (2,)
+    assert v.word == WITH_CAVEATS
+
+
+def test_a_wide_block_that_does_two_hops_refutes_the_second_half():
+    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=2), BARS)
+    assert not v.wide_undone[2] and v.word == NOT_REPRODUCED
     assert "wide block" in v.caveat
+
+
+def test_no_k_done_at_equal_parameters_leaves_the_second_half_untested():
+    v = judge_hop_depth(sweep([0, 1, 1, 1, 2, 2]), BARS)       # the family's L=2, 4 do k=1
+    assert v.judged == () and v.word == NOT_REPRODUCED
+
+
+def test_a_wide_block_above_the_bar_but_doing_no_k_is_struggling():
+    s = sweep([0, 1, 2, 2, 4, 4])
+    s["fixed parameters"][0].accuracy[1][:] = [0.7, 0.65, 0.6]     # above the bar, < SOLVED
+    v = judge_hop_depth(s, BARS)
+    assert v.beats["fixed parameters"][1] == [1, 1, 1] and v.wide_undone
+    assert v.word == WITH_CAVEATS
 
 
 def test_growth_needs_every_seed():
