@@ -612,6 +612,25 @@ def induction_depth_sweep(quick: bool = False) -> Experiment:
         data=task, arms=arms, seeds=(0, 1, 2))
 
 
+def induction_fast(quick: bool = False) -> Experiment:
+    """Chapter 3's own run, the fast version of ``induction_depth_sweep`` that the page
+    trains itself in about half a minute (not a record: nothing stores it): the same task
+    family and recipe, cut to k = 1, 2 over 32 symbols, the fixed-width family's first three
+    depths, 1,500 steps and one seed. An illustration; the verdict reads the record."""
+    sweep = induction_depth_sweep(quick)
+    task = InductionHops(hops=(1, 2), n_symbols=sweep.data.n_symbols, length=32)
+    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 1500, warmup=100,
+                                          eval_every=10 if quick else 250)
+    base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
+    arms = tuple(_khop_arm(base.replace(n_layer=L), recipe, recipe.lr, ["fixed width"])
+                 for L in ((1, 2) if quick else (1, 2, 3)))
+    return Experiment(
+        name="induction_fast", quick=quick,
+        description=("Chapter 3's own run: induction_depth_sweep cut to k = 1, 2 over 32 "
+                     "symbols, L = 1, 2, 3 at d = 64, 1,500 steps, one seed."),
+        measures=sweep.measures, data=task, arms=arms, seeds=(0,))
+
+
 #: The shapes of ``induction_depth_sweep`` that leave some k undone (below SOLVED) with some
 #: seed at the first rate, as (n_layer, d_model): filled in from that record by the rule
 #: above, which ``tests/test_records.py`` applies to the stored record again.

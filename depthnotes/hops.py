@@ -287,18 +287,16 @@ def best_guess(observed, answer, n_symbols: int) -> float:
     N, m = observed.shape
     same = observed[:, :, None] == observed[:, None, :]                     # (N, m, m)
     first = np.where(observed == IGNORE, m, same.argmax(1))   # each entry: its first equal
+    seen = (first == np.arange(m)).sum(1)                     # distinct symbols observed
     hit = observed == answer[:, None]
     label = np.where(hit.any(1), hit.argmax(1), m + 1)                      # m + 1: unseen
-    pattern = (first * (m + 2) ** np.arange(m)).sum(1)
-    table: dict = {}
-    for p, lab, row in zip(pattern.tolist(), label.tolist(), first.tolist()):
-        counts = table.setdefault(p, [len(set(row) - {m}), {}])[1]
-        counts[lab] = counts.get(lab, 0) + 1
-    best = 0.0
-    for n_seen, counts in table.values():
-        unseen = counts.pop(m + 1, 0) / max(n_symbols - n_seen, 1)
-        best += max([unseen, *counts.values()])
-    return best / N
+    pattern = (first * (m + 2) ** np.arange(m, dtype=np.int64)).sum(1)
+    pairs, at, counts = np.unique(pattern * (m + 2) + label, return_index=True,
+                                  return_counts=True)      # sorted: grouped by pattern
+    score = np.where(pairs % (m + 2) == m + 1,
+                     counts / np.maximum(n_symbols - seen[at], 1), counts)
+    starts = np.flatnonzero(np.r_[True, np.diff(pairs // (m + 2)) != 0])
+    return float(np.maximum.reduceat(score, starts).sum() / N)
 
 
 def hop_baselines(task, symbols, k: int, window: int = 0) -> dict:

@@ -115,9 +115,12 @@ def _per_seed(steps) -> bool:
 
 
 # -- chapter 3: two circuits for k hops ------------------------------------------------------
-def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0]) -> int:
+def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0], start: str = "x",
+                     step: str = "f") -> int:
     """Draw how a model can reach ``f^k(x)`` along x's chain x, f(x), ..., f^k(x) (the
-    nodes, left to right) and return the number of layers the circuit uses.
+    nodes, left to right, labelled ``start`` and ``step``'s powers) and return the number
+    of layers the circuit uses on a table (chapter 3's induction task adds one: see
+    ``tasks.chasing_depth``).
 
     Chasing (``doubling=False``): one arc per layer, each from the node the last layer
     found: k layers. Doubling (``True``, k a power of two): the table gives every node its
@@ -128,7 +131,7 @@ def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0]) -> int:
         raise ValueError(f"k must be a power of two for the doubling drawing, got {k}")
     ax.scatter(range(k + 1), [0] * (k + 1), s=60, color="k", zorder=3)
     for i in range(k + 1):
-        ax.annotate("x" if i == 0 else f"$f^{{{i}}}$", (i, 0), (0, -10),
+        ax.annotate(f"${start}$" if i == 0 else f"${step}^{{{i}}}$", (i, 0), (0, -10),
                     textcoords="offset points", ha="center", va="top", fontsize=9)
     jumps = [1] if not doubling else [2 ** r for r in range(k.bit_length())]
     for jump in jumps:

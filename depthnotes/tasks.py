@@ -263,14 +263,13 @@ class InductionHops:
         if (hops < 0).any():
             raise ValueError(f"hops must be >= 0, got {hops.min().item()}")
         B, T = s.shape
-        last = torch.full((B, self.n_symbols), -1, dtype=torch.long)   # where last seen
-        sigma = torch.empty(B, T, dtype=torch.long)                    # one hop
-        rows = torch.arange(B)
-        for t in range(T):
-            before = last[rows, s[:, t]]
-            sigma[:, t] = torch.where(before >= 0, before + 1, before)
-            last[rows, s[:, t]] = t
-        pos = torch.arange(T).expand(B, T)
+        at = torch.arange(T).expand(B, T)
+        seen = torch.stack([torch.where(s == c, at, -1) for c in range(self.n_symbols)])
+        latest = torch.cummax(seen, dim=2).values                      # (a, B, T): up to t
+        before = torch.cat([torch.full_like(latest[..., :1], -1), latest[..., :-1]], 2)
+        last = torch.gather(before, 0, s[None]).squeeze(0)             # (B, T): before t
+        sigma = torch.where(last >= 0, last + 1, last)                 # one hop
+        pos = at
         for j in range(int(hops.max()) if B else 0):
             step = torch.where(pos >= 0, torch.gather(sigma, 1, pos.clamp(min=0)), pos)
             pos = torch.where((hops > j)[:, None], step, pos)

@@ -141,3 +141,16 @@ def test_one_hop_never_answers_the_current_symbol():
     b = baselines_module.induction_baselines(InductionHops(), 1, n_sequences=256)
     assert b["current_symbol"] == 0.0
     assert b["shorter_hops"] == pytest.approx(1 / 3, abs=0.01)
+
+
+def test_the_pages_fast_run_trains_every_arm():
+    """Chapter 3's own run (experiments.induction_fast), in its quick form: every arm
+    trains and is scored on both k's, with curves."""
+    from depthnotes.experiments import induction_fast, run_job
+
+    exp = induction_fast(quick=True)
+    results = [run_job(job) for job in exp.jobs()]
+    assert [a.info["n_layer"] for a in exp.arms] == [1, 2]
+    for r in results:
+        assert set(r["final"]) >= {"accuracy_k1", "accuracy_k2"}
+        assert len(r["curves"]["accuracy_k2"]) == len(r["curves"]["accuracy_steps"]) == 2
