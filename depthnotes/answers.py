@@ -113,24 +113,25 @@ def _costs_one_table(cost, given):
     return cost == c.vocab_size * c.d_model
 
 
-_OPTIONS_3_6 = ("fewer than 3", "3", "more than 3 or never")
+_OPTIONS_3_6 = ("4 or fewer", "5", "more than 5 or never")
 
 
 def _verify_3_6(needed, given):
     from depthnotes.khop_analysis import depth_needed, family_shapes
 
-    want = depth_needed(family_shapes(given["record"], "fixed width"), 3, given["threshold"])
+    shapes = family_shapes(given["record"], "fixed width", rate_from=1)
+    want = depth_needed(shapes, 4, given["threshold"])
     if not isinstance(needed, list) or len(needed) != len(want):
         return f"expected a list with one depth (or None) per seed, {len(want)} entries."
     if needed != want:
-        return "that is not what the fixed-width family's k = 3 accuracies give."
+        return "that is not what the fixed-width family's k = 4 accuracies give."
     return None
 
 
 def _outcome_3_6(needed, given):
-    if None in needed or max(needed) > 3:
-        return "more than 3 or never"
-    return "3" if max(needed) == 3 else "fewer than 3"
+    if None in needed or max(needed) > 5:
+        return "more than 5 or never"
+    return "5" if max(needed) == 5 else "4 or fewer"
 
 
 def _verify_3_5(hits, given):
@@ -390,7 +391,8 @@ EXERCISES = {
         needs=("record", "threshold", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
         options=_OPTIONS_3_6,
         idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
-             "'fixed width')) with k = 3 and the chapter's level CHAINED.",
+             "'fixed width', rate_from=1), as the chapter's shapes) with k = 4 and the "
+             "chapter's level SOLVED.",
         read="Classify by the largest depth needed over the seeds (None counts as never)."),
 
     # -- chapter 4 -----------------------------------------------------------------------

@@ -457,25 +457,6 @@ def khop16_models(quick: bool = False) -> Experiment:
 
 
 @_register
-def khop16_deeper(quick: bool = False) -> Experiment:
-    sweep = khop16_depth_sweep(quick)
-    one = sweep.arms[0]                                  # L = 1, d = 64: the fixed width
-    depths = (3,) if quick else (5, 6)
-    arms = tuple(_khop_arm(one.model.replace(n_layer=L), one.recipe, lr, ["fixed width"])
-                 for L in depths for lr in (1e-3, 3e-3))
-    return Experiment(
-        name="khop16_deeper", quick=quick,
-        description=(
-            "Chapter 3, added after khop16_depth_sweep and khop16_rate_check had run: the "
-            "fixed-width family continued to L = 5 and 6 (d = 64, 4 heads), at both of the "
-            "sweep's rates (1e-3 and 3e-3), with its task, recipe (4,000 steps) and seeds, "
-            "so that the chapter shows what each added block buys from one to six blocks. "
-            "The fixed-parameter family stops at L = 4 (its deeper shapes would be "
-            "narrower than 64)."),
-        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
-
-
-@_register
 def khop16_heads(quick: bool = False) -> Experiment:
     sweep = khop16_depth_sweep(quick)
     one = sweep.arms[0]

@@ -60,8 +60,8 @@ def test_python_dash_m_runs_the_entry():
     ("train", ("--n-layer", "--d-model", "--n-head", "--d-ff", "--context", "--norm", "--steps",
                "--batch-size", "--lr", "--warmup-steps", "--grad-clip", "--eval-every",
                "--seed", "--threads")),
-    ("khop", ("--depths", "--budget", "--steps", "--n-nodes", "--queries", "--layout",
-              "--max-hops", "--lr", "--seed")),
+    ("khop", ("--task", "--depths", "--budget", "--steps", "--hops", "--letters", "--length",
+              "--n-nodes", "--queries", "--layout", "--max-hops", "--lr", "--seed")),
 ])
 def test_each_command_explains_each_option(capsys, command, options):
     code, out, _ = run_cli(capsys, command, "--help")
@@ -135,21 +135,26 @@ def test_train_bad_options_are_clear_errors(capsys, argv, message):
 
 
 # -- khop -----------------------------------------------------------------------------------
-def test_khop_prints_one_line_per_depth(capsys):
-    """One line per depth: 'L=<L> d=<d> params=<n>: k=1: ..., k=3: ... (N steps)'."""
-    code, out, _ = run_cli(capsys, "khop", "--steps", "2", "--depths", "1", "2")
+@pytest.mark.parametrize("task, last_k", [("table", "k=3:"), ("induction", "k=8:")])
+def test_khop_prints_one_line_per_depth(capsys, task, last_k):
+    """One line per depth: 'L=<L> d=<d> params=<n>: k=1: ..., k=K: ... (N steps)'."""
+    code, out, _ = run_cli(capsys, "khop", "--task", task, "--steps", "2", "--depths", "1", "2")
     assert code == 0
     lines = out.strip().splitlines()
     assert [line.split()[0] for line in lines] == ["L=1", "L=2"]
-    assert all("k=1:" in line and "k=3:" in line and "(2 steps)" in line for line in lines)
+    assert all("k=1:" in line and last_k in line and "(2 steps)" in line for line in lines)
 
 
 @pytest.mark.parametrize("argv, message", [
     (["--steps", "0"], "--steps must be >= 1"),
-    (["--max-hops", "0"], "max_hops must be an int >= 1"),
-    (["--n-nodes", "1"], "n_nodes must be an int >= 2"),
+    (["--lr", "0"], "--lr must be > 0"),
+    (["--task", "table", "--max-hops", "0"], "max_hops must be an int >= 1"),
+    (["--task", "table", "--n-nodes", "1"], "n_nodes must be an int >= 2"),
+    (["--hops", "2", "1"], "hops must be increasing"),
+    (["--letters", "2"], "n_symbols must be an int >= 3"),
+    (["--task", "tables"], "invalid choice: 'tables'"),
     (["--depths", "400"], "no width fits depth(s) [400]"),
-    (["--queries", "0"], "n_queries must be an int >= 1"),
+    (["--task", "table", "--queries", "0"], "n_queries must be an int >= 1"),
     (["--layout", "pairs"], "invalid choice: 'pairs'"),
 ])
 def test_khop_bad_options_are_clear_errors(capsys, argv, message):

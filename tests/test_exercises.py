@@ -98,8 +98,10 @@ def _entropy(ids, V):
 
 # A k-hop sweep in which k = 3 is solved at threshold 0.75 by L = 2 for seed 0 only.
 KHOP = FakeRecord({
-    "L=1": (info(1, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3], 3: [.2, .2, .2]}),
-    "L=2": (info(2, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.9, .5, .9], 3: [.8, .2, .5]}),
+    "L=1": (info(1, 64, 1e-3, "fixed width"), {1: [.3, .3, .3], 2: [.5, .5, .5],
+                                               4: [.3, .3, .3]}),
+    "L=4": (info(4, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [1, 1, 1], 4: [.9, .5, .8]}),
+    "L=5": (info(5, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [1, 1, 1], 4: [.9, .95, .6]}),
 })
 
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
@@ -127,10 +129,10 @@ CASES = {
     "3.5": (HITS, {"n": 8, "conclusion": True},
             [{"conclusion": False}, {"answer": HITS[:100]}, {"n": 3},
              {"answer": [int(h) for h in HITS]}]),
-    "3.6": ([2, None, None], {"record": KHOP, "threshold": 0.75,
-                              "conclusion": "more than 3 or never"},
-            [{"conclusion": "3"}, {"answer": [2, 3, 2]}, {"answer": [2, None]},
-             {"threshold": 0.5, "conclusion": "more than 3 or never"}]),
+    "3.6": ([4, 5, None], {"record": KHOP, "threshold": 0.85,
+                           "conclusion": "more than 5 or never"},
+            [{"conclusion": "5"}, {"answer": [4, 5, 5]}, {"answer": [4, 5]},
+             {"threshold": 0.5, "conclusion": "more than 5 or never"}]),
     "4.1": (0.02 + 0.003 * 200, {"fit": FIT}, [0.003 * 200, (0.02 + 0.003) * 200, 0.6]),
     "4.2": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,
