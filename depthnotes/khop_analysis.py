@@ -1,4 +1,6 @@
-"""Chapter 3's analyses: the depth sweep read from its record, and where a trained model looks.
+"""Chapter 3's analyses of pointer chasing (its first task), and the pieces its second task's
+verdict (``hop_depth``) shares: the levels, the families, a sweep's shapes at their best rate
+and the depth needed.
 
 The record ``khop16_depth_sweep`` (``experiments.py``; ``khop_depth_sweep`` is the earlier
 one on twelve symbols) trains two families of models on k-hop pointer chasing, three seeds
