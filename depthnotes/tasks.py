@@ -308,8 +308,10 @@ def chasing_depth(hops: int) -> int:
 
 
 def doubling_depth(hops: int) -> int:
-    """Blocks pointer doubling needs on ``InductionHops``: two for the first hop, then one
-    per doubling, ``2 + ceil(log2 k)`` (Sanford, Hsu & Telgarsky 2024's construction)."""
+    """Blocks the doubling circuit of chapter 3 needs on ``InductionHops``: two for the first
+    hop, then one per doubling, ``2 + ceil(log2 k)``. This is our count for the circuit the
+    chapter draws (the idea behind Sanford, Hsu & Telgarsky 2024's depth of order log k; we
+    do not rely on their exact constant, and the sweep's k's are powers of two)."""
     return 2 + math.ceil(math.log2(check_int("hops", hops, 1)))
 
 

@@ -33,6 +33,7 @@ def test_depth_like_chasing():
     assert v.needed["fixed width"][4] == [5, 5, 5] and v.grows
     assert v.growth == {4: AS_CHASING, 8: NOT_TOLD}
     assert v.word == WITH_CAVEATS and "as many blocks as a chain" in v.caveat
+    assert "at k = 8 growth like k and like log k are not told apart" in v.caveat
 
 
 def test_depth_like_doubling():
@@ -40,6 +41,26 @@ def test_depth_like_doubling():
     assert v.growth == {4: FEWER, 8: FEWER}
     assert v.word == WITH_CAVEATS and "more slowly than k" in v.caveat
     assert v.predicted[8] == (9, 5)
+
+
+def test_nothing_learned_beyond_one_length_is_not_growth():
+    """Rule 1 needs growth it measured: doing k = 1 and k = 2 with two blocks and nothing
+    longer with any depth passes "never falls" only vacuously; and a k no seed does is not
+    "as chasing"."""
+    v = judge_hop_depth(sweep([0, 2, 2, 2, 2, 2]), BARS)
+    assert v.needed["fixed width"][4] == [None] * 3 and not v.grows
+    assert v.growth == {4: NOT_TOLD, 8: NOT_TOLD} and v.word == NOT_REPRODUCED
+    assert "does not grow measurably" in v.caveat
+    assert not judge_hop_depth(sweep([0, 0, 0, 0, 4, 4]), BARS).grows   # k = 1 never done
+
+
+def test_mixed_growth_names_every_kind():
+    s = sweep([0, 1, 2, 4, 4, 4])                     # k = 4 at L = 4 with every seed
+    s["fixed width"][3].accuracy[4][2] = 0.6          # seed 2: k = 4 first at L = 5
+    s["fixed width"][4].accuracy[8][:] = [0.95] * 3   # k = 8 at L = 5: fewer than 9
+    v = judge_hop_depth(s, BARS)
+    assert v.growth == {4: NOT_TOLD, 8: FEWER} and v.word == WITH_CAVEATS
+    assert "k = 8 done with fewer" in v.caveat and "at k = 4 growth" in v.caveat
 
 
 def test_no_growth_is_not_reproduced():

@@ -254,7 +254,7 @@ def test_the_second_rate_runs_the_shapes_its_rule_picks():
     """induction_rate_check's rule, fixed before the sweep ran: every shape of
     induction_depth_sweep that leaves some k below SOLVED with some seed at the first rate.
     The shapes written into the definition are the ones the stored sweep gives."""
-    from depthnotes.experiments import INDUCTION_UNDONE
+    from depthnotes.experiments import INDUCTION_UNDONE, induction_rate_check
     from depthnotes.khop_analysis import SOLVED
 
     sweep = load_record("induction_depth_sweep")
@@ -262,6 +262,6 @@ def test_the_second_rate_runs_the_shapes_its_rule_picks():
     undone = {(sweep.arm(a)["info"]["n_layer"], sweep.arm(a)["info"]["d_model"])
               for a in sweep.arms if any(acc < SOLVED for f in finals for acc in f[a])}
     assert undone == set(INDUCTION_UNDONE)
-    check = get_experiment("induction_rate_check")
+    check = induction_rate_check()
     assert {(a.info["n_layer"], a.info["d_model"]) for a in check.arms} == undone
     assert {a.recipe.lr for a in check.arms} == {3e-3}
