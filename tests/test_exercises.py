@@ -303,7 +303,10 @@ def _shown_cells(path: Path):
 #: Numbers in a chapter that equal an answer by coincidence, not as its answer: the exact
 #: source text, removed before the search (each one is read and justified here).
 COINCIDENCES = {
-    "3.4": ["bbox_to_anchor=(1.0, 0.5)"],      # where a figure's legend sits
+    "3.4": ["bbox_to_anchor=(1.0, 0.5)",       # where a figure's legend sits
+            "ylim=(0.5, 9.5)", "deep + 0.5",   # half a block of margin in a figure
+            'rules[8]["window"] < 0.5',        # the text's "one half", of other rules
+            "0.5 < bars[k]"],
 }
 
 
