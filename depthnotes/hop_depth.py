@@ -36,7 +36,7 @@ The rule (``judge_hop_depth``), stated on the page before the record's results:
 If 1 or 2 fails: not reproduced at this scale. If both hold: reproduced with caveats, never
 plainly, with rule 3's findings as the caveat. A trained sweep shows what depth sufficed
 within its budget; it cannot show that fewer blocks could never do it (Sanford et al. prove
-that depth of order log k can, and trained far longer than this book can). So "as chasing"
+that depth of order log k can). So "as chasing"
 is growth like k *within this budget*; "fewer blocks than chasing" is growth slower than k,
 as doubling allows, and contradicts the "order of k layers" half of C5; and otherwise the
 two are not told apart.
