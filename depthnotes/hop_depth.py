@@ -3,8 +3,9 @@ beside the two circuits' predictions.
 
 The sweep (record ``induction_depth_sweep``, ``experiments.py``) trains two families on
 ``tasks.InductionHops``, three seeds per shape, each shape at the best of the rates run for it
-(``khop_analysis.family_shapes``; one so far, see ``experiments.induction_rate_check``): *fixed width* (d held, one block more at a time) and *fixed
-parameters* (wider when shallower). Per k, a model **beats the bar** when its accuracy clears
+(``khop_analysis.family_shapes``; one so far, see ``experiments.induction_rate_check``):
+*fixed width* (d held, one block more at a time) and *fixed parameters* (wider when
+shallower). Per k, a model **beats the bar** when its accuracy clears
 the best guess from all the symbols fewer than k hops away plus ``MARGIN`` (``bar``), and it
 **does** k hops when it answers ``SOLVED`` of them. The **depth needed** for k, per seed, is
 the smallest depth of a family that does k hops with that seed (None: no depth of the sweep).
@@ -36,10 +37,9 @@ The rule (``judge_hop_depth``), stated on the page before the record's results:
 If 1 or 2 fails: not reproduced at this scale. If both hold: reproduced with caveats, never
 plainly, with rule 3's findings as the caveat. A trained sweep shows what depth sufficed
 within its budget; it cannot show that fewer blocks could never do it (Sanford et al. prove
-that depth of order log k can). So "as chasing"
-is growth like k *within this budget*; "fewer blocks than chasing" is growth slower than k,
-as doubling allows, and contradicts the "order of k layers" half of C5; and otherwise the
-two are not told apart.
+that depth of order log k can). So "as chasing" is growth like k *within this budget*;
+"fewer blocks than chasing" is growth slower than k, as doubling allows, and contradicts the
+"order of k layers" half of C5; and otherwise the two are not told apart.
 
 (Rules 1 and 3 were tightened before the sweep's results, after a review: rule 1 first
 accepted a sweep that does nothing beyond k = 1, and rule 3 first called a k that no seed
