@@ -651,11 +651,11 @@ INDUCTION_UNDONE = ((1, 64), (1, 128), (2, 64), (2, 92), (3, 64), (3, 72), (4, 6
                     (6, 52), (6, 64))          # every shape: none does k = 8 with any seed
 
 
+@_register
 def induction_rate_check(quick: bool = False) -> Experiment:
-    """The second rate of the induction sweep's grid: defined, not yet run (it costs as much
-    again as the sweep), so not registered and not read by the chapter, which says that its
-    shapes are scored at one rate so far. Registering it (``@_register``) makes the tests ask
-    for its record; ``python -m depthnotes record induction_rate_check`` then writes it."""
+    """The second rate of the induction sweep's grid, run on the shapes its rule picked
+    (every one: none does k = 8 at 1e-3). Chapter 3 reads it beside the sweep's record and
+    scores each shape at its better rate (``khop_analysis.family_shapes``)."""
     sweep = induction_depth_sweep(quick)
     undone = {(a.info["n_layer"], a.info["d_model"]) for a in sweep.arms[:2]} if quick \
         else set(INDUCTION_UNDONE)
