@@ -1,14 +1,14 @@
 """Chapter 3's verdict on C5 from the k-hop induction sweep: the depth each k needs, set
 beside the two circuits' predictions.
 
-The sweep (record ``induction_depth_sweep``, ``experiments.py``) trains two families on
-``tasks.InductionHops``, three seeds per shape, each shape at the best of the rates run for it
-(``khop_analysis.family_shapes``; one so far, see ``experiments.induction_rate_check``):
-*fixed width* (d held, one block more at a time) and *fixed parameters* (wider when
-shallower). Per k, a model **beats the bar** when its accuracy clears
-the best guess from all the symbols fewer than k hops away plus ``MARGIN`` (``bar``), and it
-**does** k hops when it answers ``SOLVED`` of them. The **depth needed** for k, per seed, is
-the smallest depth of a family that does k hops with that seed (None: no depth of the sweep).
+The sweep (records ``induction_depth_sweep`` and ``induction_rate_check``, ``experiments.py``)
+trains two families on ``tasks.InductionHops``, three seeds per shape, each shape scored at
+the better of two learning rates (``khop_analysis.family_shapes``): *fixed width* (d held,
+one block more at a time) and *fixed parameters* (wider when shallower). Per k, a model
+**beats the bar** when its accuracy clears the best guess from all the symbols fewer than k
+hops away plus ``MARGIN`` (``bar``), and it **does** k hops when it answers ``SOLVED`` of
+them. The **depth needed** for k, per seed, is the smallest depth of a family that does k
+hops with that seed (None: no depth of the sweep).
 
 The rule (``judge_hop_depth``), stated on the page before the record's results:
 
