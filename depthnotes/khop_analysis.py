@@ -73,7 +73,7 @@ class SweepShape:
     d_model: int
     arm: str                     # the record's arm (the best rate's)
     lr: float
-    rates: dict                  # {lr: mean accuracy over k >= 2 and seeds} for every rate run
+    rates: dict                  # {lr: mean accuracy over k >= rate_from and seeds}, every rate
     accuracy: dict               # {k: [accuracy of each seed, in seed order]}
 
     def mean(self, k: int) -> float:

@@ -39,7 +39,7 @@ def test_depth_like_chasing():
 def test_depth_like_doubling():
     v = judge_hop_depth(sweep([0, 1, 2, 4, 8, 8]), BARS)       # k=4 at L=4, k=8 at L=5
     assert v.growth == {4: FEWER, 8: FEWER}
-    assert v.word == WITH_CAVEATS and "more slowly than k" in v.caveat
+    assert v.word == WITH_CAVEATS and "fewer than k blocks" in v.caveat
     assert v.predicted[8] == (9, 5)
 
 
