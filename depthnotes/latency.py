@@ -685,6 +685,37 @@ def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
     return "within noise"
 
 
+#: How many times a page measures a timing comparison before it reports what is still
+#: within noise (``measure_until_settled``).
+ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What ``measure_until_settled`` returns: the last measurement, the comparisons that were
+    still unsettled in it (empty when every one was told apart), and how many passes it took."""
+
+    result: object
+    unsettled: tuple[str, ...]
+    passes: int
+
+
+def measure_until_settled(measure, unsettled, attempts: int = ATTEMPTS) -> Settled:
+    """Run ``measure()`` again while ``unsettled(result)`` names comparisons that the rounds
+    could not tell apart, at most ``attempts`` times.
+
+    A timing taken while other programs run can blur a comparison that a quiet machine shows
+    plainly; measuring again is the remedy, and what stays blurred after ``attempts`` passes is
+    reported (within noise), never raised: the page's verdict rule then reads it as such."""
+    check_int("attempts", attempts, 1)
+    for passes in range(1, attempts + 1):
+        result = measure()
+        problems = tuple(unsettled(result))
+        if not problems:
+            break
+    return Settled(result, problems, passes)
+
+
 def machine_busy(info: MachineInfo, cores: int | None = None) -> bool:
     """True when the 1-minute load average is at least ``cores`` - 1 (``os.cpu_count()`` by
     default): no second core is free, so a two-thread timing measures the other programs'
