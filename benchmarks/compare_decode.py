@@ -41,14 +41,15 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import torch  # noqa: E402
 
-from depthnotes import ModelConfig, Transformer, fastpath  # noqa: E402
-from depthnotes.latency import _timed, decode_weight_bytes, memory_bandwidth  # noqa: E402
-from depthnotes.runtime import machine_info  # noqa: E402
+from depthnotes import ModelConfig, Transformer
+from depthnotes.core import fastpath# noqa: E402
+from depthnotes.bench.latency import _timed, decode_weight_bytes, memory_bandwidth# noqa: E402
+from depthnotes.training.runtime import machine_info# noqa: E402
 
 
 # -- the contenders: each is a function n -> generate n new tokens after the prompt ------------
 def ours_decoder(model: Transformer, prompt: torch.Tensor, split: bool = True):
-    """Ours; with ``split=False`` the speed path (``depthnotes.fastpath``) is switched off for
+    """Ours; with ``split=False`` the speed path (``depthnotes.core.fastpath``) is switched off for
     the call, so that the benchmark shows what it buys."""
     def run(n):
         if split:
@@ -264,7 +265,7 @@ def main(argv=None) -> int:
                          "skipped when absent")
     ap.add_argument("--no-hf", action="store_true", help="skip HF transformers")
     ap.add_argument("--no-split-off", action="store_true",
-                    help="skip timing ours with the speed path (depthnotes.fastpath) off")
+                    help="skip timing ours with the speed path (depthnotes.core.fastpath) off")
     ap.add_argument("--train-preset", default="mini",
                     help="shape for the training-step comparison (default mini)")
     ap.add_argument("--train-batch", type=int, default=16, help="training batch (default 16)")

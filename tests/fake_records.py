@@ -3,7 +3,8 @@ parts chapter 3's k-hop analyses read, and ``stored_record``, a real ``records.R
 from runs written by hand (``loss_run``, ``diverged_run``), read through the real accessors
 (``run``, ``curve``, ``final``)."""
 
-from depthnotes.records import PROVENANCE_KEYS, SCHEMA_VERSION, Record, round_floats
+from depthnotes.experiments.records import (PROVENANCE_KEYS, SCHEMA_VERSION, Record,
+                                            round_floats)
 
 #: Training steps of a ``loss_run`` (and the recipe's steps in ``stored_record``).
 STEPS = 300

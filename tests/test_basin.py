@@ -1,13 +1,14 @@
-"""The basin rule of chapter 6 (claim C14): depthnotes.budget.judge_basin and friends."""
+"""The basin rule of chapter 6 (claim C14): depthnotes.verdicts.ch6_budget.judge_basin and friends."""
 
 import random
 
 import pytest
 
-from depthnotes.budget import (BASIN_FLOOR, CLOSING, STEADY, WIDENING, basin_claim_word,
-                               basin_rule, basins_from_record, judge_basin)
-from depthnotes.records import Record
-from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, compare
+from depthnotes.verdicts.ch6_budget import (BASIN_FLOOR, CLOSING, STEADY, WIDENING,
+                                            basin_claim_word, basin_rule, basins_from_record,
+                                            judge_basin)
+from depthnotes.experiments.records import Record
+from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, compare
 
 
 def shapes(means, spread=0.01, depths=(1, 2, 4, 8, 16)):
@@ -111,7 +112,7 @@ def test_basins_from_a_record_group_arms_by_budget():
 
 
 def test_kaplan_contrast_names_the_budgets_where_an_end_is_not_worse():
-    from depthnotes.budget import kaplan_contrast
+    from depthnotes.verdicts.ch6_budget import kaplan_contrast
 
     both = {50_000: judge_basin(50_000, KAPLAN), 200_000: judge_basin(200_000, LAPTOP)}
     text = kaplan_contrast(both)
@@ -127,9 +128,9 @@ def test_budget_basin_can_judge_a_basin():
     """The record's design meets the bar it is for: >= 2 budgets, L from 1 to >= 12 at each,
     >= 3 seeds, the same characters for every shape, lr by the stated 1/d rule, and the
     epochs its description states are the ones its recipe gives."""
-    from depthnotes.budget import lr_for_width
-    from depthnotes.data import load_corpus
-    from depthnotes.experiments import epochs, get_experiment
+    from depthnotes.training.budget import lr_for_width
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.experiments.registry import epochs, get_experiment
 
     exp = get_experiment("budget_basin")
     budgets = {a.info["budget"] for a in exp.arms}
@@ -176,7 +177,7 @@ def _record(curves_by_arm, finals_by_arm):
     ([2.5, 2.3, 2.2, 2.2, 2.18], STEADY),       # -0.02, inside the seed range 0.06
 ])
 def test_end_gap_trend_compares_the_last_gap_with_the_middle_one(deep_curve, word):
-    from depthnotes.budget import end_gap_trend
+    from depthnotes.verdicts.ch6_budget import end_gap_trend
 
     flat = [2.0] * 5
     shallow = [[v - 0.03 for v in flat], flat, [v + 0.03 for v in flat]]   # range 0.06
@@ -191,7 +192,7 @@ def test_end_gap_trend_compares_the_last_gap_with_the_middle_one(deep_curve, wor
 
 
 def test_gap_trend_needs_more_than_the_margin():
-    from depthnotes.budget import gap_trend
+    from depthnotes.verdicts.ch6_budget import gap_trend
 
     assert gap_trend(-0.0625, 0.0625) == STEADY == gap_trend(0.0625, 0.0625)   # on the margin
     assert gap_trend(-0.07, 0.0625) == CLOSING and gap_trend(0.07, 0.0625) == WIDENING

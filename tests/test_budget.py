@@ -3,7 +3,7 @@
 import pytest
 
 from depthnotes import ModelConfig, count_params
-from depthnotes.params import BudgetShape, shapes_for_budget
+from depthnotes.core.params import BudgetShape, shapes_for_budget
 
 BASE = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=94, context=64)
 
@@ -87,9 +87,9 @@ def test_base_must_be_a_config():
         shapes_for_budget(50_000, {"n_layer": 1})
 
 
-# -- C15's rule: depthnotes.budget.aspect_claim_word ---------------------------------------
+# -- C15's rule: depthnotes.verdicts.ch6_budget.aspect_claim_word ---------------------------------------
 def _pub(family, L, d):
-    from depthnotes.budget import PublishedShape
+    from depthnotes.data.published_shapes import PublishedShape
     return PublishedShape(family, f"{L}x{d}", L, d, "x")
 
 
@@ -109,13 +109,14 @@ DRIFT_UP = [_pub("A", 16, 1024), _pub("A", 16, 4096)]                # d/L 64 ->
      "not reproduced at this scale"),
 ])
 def test_aspect_claim_word_for_each_branch(shapes, word):
-    from depthnotes.budget import aspect_claim_word, aspect_rule
+    from depthnotes.verdicts.ch6_budget import aspect_claim_word, aspect_rule
     assert aspect_claim_word(shapes) == word
     assert "within a factor 2 of 100 (from 50 to 200)" in aspect_rule()
 
 
 def test_aspect_claim_word_needs_models_on_both_sides_and_names_the_families():
-    from depthnotes.budget import PUBLISHED_SHAPES, aspect_claim_word, families_against_drift
+    from depthnotes.data.published_shapes import PUBLISHED_SHAPES
+    from depthnotes.verdicts.ch6_budget import aspect_claim_word, families_against_drift
     with pytest.raises(ValueError, match="both sides of split"):
         aspect_claim_word(DRIFT_UP[:1])
     assert families_against_drift(DRIFT_UP + [_pub("B", 8, 1600), _pub("B", 40, 4000)]) == ["B"]

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from depthnotes.checks import check_choice, check_int, check_number, eval_mode
+from depthnotes.core.checks import check_choice, check_int, check_number, eval_mode
 
 
 def test_check_int_refuses_bool_float_and_small_values():

@@ -1,11 +1,12 @@
-"""Tests of depthnotes.data: the shipped character corpus and its batches."""
+"""Tests of depthnotes.data.corpus: the shipped character corpus and its batches."""
 
 import sys
 
 import pytest
 import torch
 
-from depthnotes.data import CharCorpus, build_python_topics_text, corpus_text, load_corpus
+from depthnotes.data.corpus import (CharCorpus, build_python_topics_text, corpus_text,
+                                    load_corpus)
 
 
 @pytest.fixture(scope="module")

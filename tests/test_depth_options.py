@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
-from depthnotes.init import residual_output_std
-from depthnotes.model import KVCache
-from depthnotes.probes import residual_stream
+from depthnotes.core.init import residual_output_std
+from depthnotes.core.model import KVCache
+from depthnotes.measure.probes import residual_stream
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
@@ -226,7 +226,7 @@ def test_ln_scaling_scales_both_block_norms_by_one_over_sqrt_l_and_adds_no_param
 
 
 def test_ln_scaling_shrinks_the_residual_variance_growth_at_init():
-    from depthnotes.probes import residual_variance_by_layer
+    from depthnotes.measure.probes import residual_variance_by_layer
     idx = tokens(T=16, B=4)
     off = residual_variance_by_layer(Transformer(cfg(n_layer=16, init="normal"), seed=0), idx)
     on = residual_variance_by_layer(

@@ -1,13 +1,14 @@
-"""Chapter 8's cheap measurements (``depthnotes.depth_scaling``)."""
+"""Chapter 8's cheap measurements (``depthnotes.measure.depth_scaling``)."""
 
 import numpy as np
 import pytest
 import torch
 
 from depthnotes import Transformer
-from depthnotes.depth_scaling import (CHAPTER8_RULES, coordinate_check, corpus_batch,
-                                      layer_removal_cost, ln_scaling_variance, small_config)
-from depthnotes.probes import skip_layer_losses
+from depthnotes.measure.depth_scaling import (CHAPTER8_RULES, coordinate_check, corpus_batch,
+                                              layer_removal_cost, ln_scaling_variance,
+                                              small_config)
+from depthnotes.measure.probes import skip_layer_losses
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py

@@ -1,12 +1,12 @@
-"""Chapter 8's rules (``depthnotes.depth_verdicts``) on made-up records: each rule can come
+"""Chapter 8's rules (``depthnotes.verdicts.ch8_depth``) on made-up records: each rule can come
 out every way it claims to, and a diverged run counts as the module says."""
 
 from __future__ import annotations
 
 import pytest
 
-from depthnotes import depth_verdicts as dv
-from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts import ch8_depth as dv
+from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
 from fake_records import loop_records
 
 SEEDS = (0, 1, 2)
@@ -179,12 +179,12 @@ def test_loop_series_puts_one_block_once_at_n_1_in_both():
 def test_final_probes_measure_each_application():
     """An arm's info["final_probes"] adds per-layer lists to a corpus run's finals (one
     entry per application, also for a weight-shared model); unknown names are refused."""
-    from depthnotes.data import load_corpus
-    from depthnotes.depth_scaling import small_config
-    from depthnotes.experiments import Arm
-    from depthnotes.record_probes import FINAL_PROBES, final_probes
-    from depthnotes.model import Transformer
-    from depthnotes.train import TrainConfig
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.measure.depth_scaling import small_config
+    from depthnotes.experiments.registry import Arm
+    from depthnotes.measure.record_probes import FINAL_PROBES, final_probes
+    from depthnotes.core.model import Transformer
+    from depthnotes.training.loop import TrainConfig
 
     corpus = load_corpus()
     cfg = small_config(corpus.vocab_size, context=16, n_layer=3, n_unique_blocks=1)

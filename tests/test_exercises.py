@@ -1,4 +1,4 @@
-"""The exercise checks (``depthnotes.exercises.check`` with ``depthnotes.answers``).
+"""The exercise checks (``depthnotes.course.check.check`` with ``depthnotes.course.answers``).
 
 Every exercise is checked against its solution and against plausible wrong answers, each of
 which must fail with a useful hint; no expected answer may appear in a cell the site or the
@@ -20,12 +20,12 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.answers import EXERCISES
-from depthnotes.exercises import (Choice, Experiment, ExerciseError, Function, Number, check,
-                                  describe)
-from depthnotes.fitting import LinearFit
-from depthnotes.latency import LatencyResult, Timing
-from depthnotes.runtime import MachineInfo
+from depthnotes.course.answers import EXERCISES
+from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, Number,
+                                     check, describe)
+from depthnotes.core.fitting import LinearFit
+from depthnotes.bench.latency import LatencyResult, Timing
+from depthnotes.training.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
 from depthnotes.tools.student import BEGIN, find_exercises
 from fake_records import FakeRecord, info

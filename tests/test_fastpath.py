@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from depthnotes import ModelConfig, Transformer, fastpath
+from depthnotes import ModelConfig, Transformer
+from depthnotes.core import fastpath
 
 
 @pytest.fixture

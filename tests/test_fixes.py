@@ -1,5 +1,5 @@
-"""Chapter 5's rules (depthnotes.fixes) and the measurements its records take
-(depthnotes.record_probes)."""
+"""Chapter 5's rules (depthnotes.verdicts.ch5_fixes) and the measurements its records take
+(depthnotes.measure.record_probes)."""
 
 import math
 
@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.fixes import (INCONCLUSIVE, LayerUse, depth_verdict, grid_cells, grid_verdict,
-                              layer_use, layer_use_verdict, run_word, unigram_loss,
-                              update_exponents, update_sizes, update_verdict, weakest)
-from depthnotes.record_probes import PROBE_KEYS, make_probe, probe_batches
-from depthnotes.trainability import SLOW, SLOWER, depth_outcomes
-from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.ch5_fixes import (INCONCLUSIVE, LayerUse, depth_verdict, grid_cells,
+                                           grid_verdict, layer_use, layer_use_verdict,
+                                           run_word, unigram_loss, update_exponents,
+                                           update_sizes, update_verdict, weakest)
+from depthnotes.measure.record_probes import PROBE_KEYS, make_probe, probe_batches
+from depthnotes.verdicts.ch4_trainability import SLOW, SLOWER, depth_outcomes
+from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
 from fake_records import diverged_run, loss_run, stored_record
 
 BASE = 3.25                          # trained means eval loss < 3.0 (MARGIN 0.25)
@@ -216,7 +217,7 @@ def test_update_sizes_missing_step_is_nan():
 
 # -- record_probes -------------------------------------------------------------------------
 def tiny(norm="pre", init="xavier"):
-    from depthnotes.data import load_corpus
+    from depthnotes.data.corpus import load_corpus
 
     corpus = load_corpus()
     cfg = ModelConfig(n_layer=3, d_model=16, n_head=2, d_ff=32, vocab_size=corpus.vocab_size,
@@ -232,7 +233,7 @@ def test_probe_batches_are_fixed_held_out_tokens():
 
 
 def test_layer_use_probe_measures_before_and_after():
-    from depthnotes.train import TrainConfig, train
+    from depthnotes.training.loop import TrainConfig, train
 
     model, corpus = tiny()
     probe = make_probe({"probe": {"name": "layer_use", "batches": 2, "batch_size": 2,
@@ -246,7 +247,7 @@ def test_layer_use_probe_measures_before_and_after():
 
 
 def test_update_size_probe_tracks_every_step():
-    from depthnotes.train import TrainConfig, train
+    from depthnotes.training.loop import TrainConfig, train
 
     model, corpus = tiny("post")
     probe = make_probe({"probe": {"name": "update_size", "batch_size": 2, "context": 8}},
@@ -266,8 +267,8 @@ def test_make_probe_refuses_unknown_names():
 
 
 def test_a_records_run_carries_its_probes():
-    from depthnotes.experiments import get_experiment
-    from depthnotes.records import Record, run_experiment
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.experiments.records import Record, run_experiment
 
     rec = Record.from_dict(run_experiment(get_experiment("prenorm_layer_use", True),
                                           workers=1))

@@ -4,9 +4,9 @@ that does too well."""
 
 import pytest
 
-from depthnotes.hop_depth import AS_CHASING, FEWER, NOT_TOLD, bar, judge_hop_depth
-from depthnotes.khop_analysis import MARGIN, SweepShape
-from depthnotes.verdicts import NOT_REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.ch3_hops import AS_CHASING, FEWER, NOT_TOLD, bar, judge_hop_depth
+from depthnotes.verdicts.ch3_chasing import MARGIN, SweepShape
+from depthnotes.verdicts.compare import NOT_REPRODUCED, WITH_CAVEATS
 
 HOPS = (1, 2, 4, 8)
 BARS = {k: bar(0.5) for k in HOPS}
@@ -117,8 +117,8 @@ def test_hop_attention_finds_a_head_that_reads_one_hop_back(monkeypatch):
     position, block 1 reads sigma(t), block 2 spreads evenly."""
     import numpy as np
 
-    from depthnotes import hop_depth
-    from depthnotes.tasks import InductionHops
+    from depthnotes.verdicts import ch3_hops as hop_depth
+    from depthnotes.data.tasks import InductionHops
 
     task = InductionHops(length=24)
 

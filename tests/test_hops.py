@@ -1,4 +1,4 @@
-"""Exact baselines of k-hop pointer chasing (``depthnotes.hops``), checked against brute force
+"""Exact baselines of k-hop pointer chasing (``depthnotes.data.hops``), checked against brute force
 over all n! permutations (small n) and against simulation of the decoded rule (n = 16)."""
 
 import random
@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from depthnotes import hops
+from depthnotes.data import hops
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])

@@ -1,4 +1,5 @@
-"""The package's import graph: no cycles, and a core that needs no plotting and no tooling.
+"""The package's import graph: its folders are its layers, imports flow one way, no cycles, and
+nothing below ``page`` needs plotting, widgets or the book's tooling.
 
 Read with the standard library's ``ast`` from the source, not by importing: every ``import``
 and ``from ... import`` anywhere in a module counts — at the top, inside a function, under
@@ -17,9 +18,15 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "depthnotes"
-#: The modules a reader imports first; they must load without plotting or the book's tooling.
-CORE = ("config", "params", "model", "init", "checks", "fitting")
-FORBIDDEN = ("matplotlib", "ipywidgets", "depthnotes.tools")
+#: The layers, bottom first: a module may import its own layer and the layers below it, never
+#: one above. No exceptions: a module that needs a higher layer belongs in it (or is split).
+LAYERS = ("core", "data", "training", "measure", "bench", "experiments", "verdicts", "page",
+          "course", "cli", "tools")
+#: The package's top: ``depthnotes`` itself re-exports the core; ``__main__`` runs the CLI.
+TOP = {"depthnotes": "core", "depthnotes.__main__": "cli"}
+#: Needed only by the pages (``page``) and the book's build (``tools``), never below them.
+FORBIDDEN = ("matplotlib", "ipywidgets", "myst_nb", "depthnotes.page", "depthnotes.course",
+             "depthnotes.tools")
 
 
 def module_names(package: Path) -> dict[str, Path]:
@@ -154,10 +161,48 @@ def test_the_package_has_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-@pytest.mark.parametrize("module", CORE)
-def test_the_core_needs_no_plotting_and_no_tooling(module):
+def layer_of(name: str) -> str:
+    """The layer a module of the package belongs to: its folder (``depthnotes.core.model`` ->
+    ``core``), or ``TOP``'s entry for the package's own two files."""
+    if name in TOP:
+        return TOP[name]
+    layer = name.split(".")[1]
+    if layer not in LAYERS:
+        raise AssertionError(f"{name} is in no layer: put it in one of {LAYERS}")
+    return layer
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every edge from a module to one in a higher layer, as ``"a (layer) -> b (layer)"``."""
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    return sorted(f"{a} ({layer_of(a)}) -> {b} ({layer_of(b)})"
+                  for a, targets in graph.items() for b in targets
+                  if rank[layer_of(b)] > rank[layer_of(a)])
+
+
+def test_upward_imports_are_found_on_a_fake_graph():
+    graph = {"depthnotes.core.model": {"depthnotes.page.plots"},
+             "depthnotes.page.plots": {"depthnotes.core.model"}}
+    assert upward_imports(graph) == [
+        "depthnotes.core.model (core) -> depthnotes.page.plots (page)"]
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("depthnotes.helpers")
+
+
+def test_every_module_is_in_a_layer_and_imports_flow_down():
+    graph, _ = import_graph()
+    assert {layer_of(name) for name in graph} == set(LAYERS)   # every layer has a module
+    assert upward_imports(graph) == []
+
+
+LOW_LAYERS = LAYERS[:LAYERS.index("page")]
+
+
+@pytest.mark.parametrize("layer", LOW_LAYERS)
+def test_below_the_page_nothing_needs_plotting_widgets_or_tooling(layer):
     graph, imported = import_graph()
-    name = f"depthnotes.{module}"
-    assert name in graph
-    chain = forbidden_chain(name, graph, imported)
-    assert chain is None, "the core imports " + " -> ".join(chain)
+    modules = [name for name in graph if layer_of(name) == layer and name not in TOP]
+    assert modules
+    for name in modules:
+        chain = forbidden_chain(name, graph, imported)
+        assert chain is None, f"{name} imports " + " -> ".join(chain)

@@ -8,8 +8,8 @@ from collections import Counter, defaultdict
 import pytest
 import torch
 
-from depthnotes import hops as baselines_module
-from depthnotes.tasks import IGNORE, InductionHops, chasing_depth, doubling_depth
+from depthnotes.data import hops as baselines_module
+from depthnotes.data.tasks import IGNORE, InductionHops, chasing_depth, doubling_depth
 
 
 def walk(seq, t, k):
@@ -146,7 +146,7 @@ def test_one_hop_never_answers_the_current_symbol():
 def test_the_pages_fast_run_trains_every_arm():
     """Chapter 3's own run (experiments.induction_fast), in its quick form: every arm
     trains and is scored on both k's, with curves."""
-    from depthnotes.experiments import induction_fast, run_job
+    from depthnotes.experiments.registry import induction_fast, run_job
 
     exp = induction_fast(quick=True)
     results = [run_job(job) for job in exp.jobs()]

@@ -5,8 +5,8 @@ import numpy as np
 import torch
 import pytest
 
-from depthnotes.hops import causal_doubling_reach
-from depthnotes.khop_analysis import depth_needed, family_shapes, hops_of
+from depthnotes.data.hops import causal_doubling_reach
+from depthnotes.verdicts.ch3_chasing import depth_needed, family_shapes, hops_of
 from fake_records import FakeRecord, info
 
 
@@ -75,7 +75,7 @@ def test_attention_weights_reproduce_the_attention_layer():
     import torch
 
     from depthnotes import ModelConfig, Transformer
-    from depthnotes.probes import attention_weights
+    from depthnotes.measure.probes import attention_weights
 
     cfg = ModelConfig(n_layer=2, d_model=32, n_head=4, vocab_size=20, context=16)
     model = Transformer(cfg, seed=3)
@@ -100,8 +100,8 @@ def test_attention_weights_reproduce_the_attention_layer():
 
 def test_chain_attention_of_an_untrained_model_is_spread_evenly():
     from depthnotes import ModelConfig, Transformer
-    from depthnotes.khop_analysis import chain_attention
-    from depthnotes.tasks import PointerChasing
+    from depthnotes.verdicts.ch3_chasing import chain_attention
+    from depthnotes.data.tasks import PointerChasing
 
     task = PointerChasing(max_hops=2, n_nodes=8, n_queries=8)
     cfg = ModelConfig(n_layer=2, d_model=32, n_head=2, vocab_size=task.vocab_size,
@@ -118,7 +118,7 @@ def test_attention_weights_of_a_looped_model_have_one_entry_per_application():
     import torch
 
     from depthnotes import ModelConfig, Transformer
-    from depthnotes.probes import attention_weights
+    from depthnotes.measure.probes import attention_weights
 
     cfg = ModelConfig(n_layer=3, d_model=32, n_head=2, vocab_size=20, context=16,
                       n_unique_blocks=1)
@@ -143,7 +143,7 @@ def test_shapes_pool_the_rates_of_several_records():
 
 # -- the verdict on C5 -----------------------------------------------------------------------
 def _shape(L, d, **acc):
-    from depthnotes.khop_analysis import SweepShape
+    from depthnotes.verdicts.ch3_chasing import SweepShape
 
     accuracy = {int(k[1:]): list(v) for k, v in acc.items()}
     return SweepShape(L, d, f"L={L} d={d}", 3e-3, {3e-3: 0.0}, accuracy)
@@ -160,16 +160,16 @@ def _families(wide_k2, deep_k2, width_k2=(.1, .1, .1), k3=(.1, .1, .1),
 
 
 def test_reading_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
-    from depthnotes.hops import baselines
-    from depthnotes.khop_analysis import MARGIN, SOLVED, reading_bar
+    from depthnotes.data.hops import baselines
+    from depthnotes.verdicts.ch3_chasing import MARGIN, SOLVED, reading_bar
 
     assert reading_bar(16, 1) == SOLVED
     assert reading_bar(16, 2) == pytest.approx(baselines(16, 2)["two_lookups"] + MARGIN)
 
 
 def test_judge_depth_reproduces_with_caveats_when_one_block_fails_in_both_families():
-    from depthnotes.khop_analysis import judge_depth
-    from depthnotes.verdicts import WITH_CAVEATS
+    from depthnotes.verdicts.ch3_chasing import judge_depth
+    from depthnotes.verdicts.compare import WITH_CAVEATS
 
     v = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8)), 16)
     assert v.word == WITH_CAVEATS and v.one_block_chains == {"fixed width": 0,
@@ -182,7 +182,7 @@ def test_judge_depth_reproduces_with_caveats_when_one_block_fails_in_both_famili
 
 
 def test_three_hops_tell_chasing_from_doubling():
-    from depthnotes.khop_analysis import _three_hops
+    from depthnotes.verdicts.ch3_chasing import _three_hops
 
     assert "more blocks than two" in _three_hops({2: [2, 2, 2], 3: [3, 4, 3]})
     assert "fewer layers than hops" in _three_hops({2: [2, 2, 2], 3: [3, 2, 3]})
@@ -190,8 +190,8 @@ def test_three_hops_tell_chasing_from_doubling():
 
 
 def test_judge_depth_not_reproduced_when_one_block_chains_or_the_gap_is_noise():
-    from depthnotes.khop_analysis import judge_depth
-    from depthnotes.verdicts import NOT_REPRODUCED
+    from depthnotes.verdicts.ch3_chasing import judge_depth
+    from depthnotes.verdicts.compare import NOT_REPRODUCED
 
     holds_table = judge_depth(_families(wide_k2=(.15, .5, .17), deep_k2=(.6, .7, .8)), 16)
     assert holds_table.one_block_chains["fixed parameters"] == 1
@@ -211,7 +211,7 @@ def test_judge_depth_not_reproduced_when_one_block_chains_or_the_gap_is_noise():
 
 
 def test_check_table_has_three_outcomes_at_the_bar_and_at_chaining():
-    from depthnotes.khop_analysis import CHAINED, check_table, reading_bar
+    from depthnotes.verdicts.ch3_chasing import CHAINED, check_table, reading_bar
 
     bar = reading_bar(20, 2)                                   # 0.15 + 0.05
     held = check_table([bar - .01, .1, .12], [CHAINED, .9, 1.0], 20)
@@ -226,7 +226,7 @@ def test_check_table_has_three_outcomes_at_the_bar_and_at_chaining():
 
 
 def test_check_table_names_bad_input():
-    from depthnotes.khop_analysis import check_table
+    from depthnotes.verdicts.ch3_chasing import check_table
 
     with pytest.raises(ValueError, match="the same seeds"):
         check_table([.1, .2], [.9], 20)
@@ -235,8 +235,8 @@ def test_check_table_names_bad_input():
 
 
 def test_check_table_record_reads_the_one_and_two_block_arms():
-    from depthnotes.khop_analysis import check_table, check_table_record
-    from depthnotes.records import load_record
+    from depthnotes.verdicts.ch3_chasing import check_table, check_table_record
+    from depthnotes.experiments.records import load_record
 
     rec = load_record("khop20_long")
     accs, check = check_table_record(rec)
@@ -246,8 +246,8 @@ def test_check_table_record_reads_the_one_and_two_block_arms():
 
 
 def test_check_table_record_picks_the_arms_with_a_head_count():
-    from depthnotes.khop_analysis import check_table_record
-    from depthnotes.records import load_record
+    from depthnotes.verdicts.ch3_chasing import check_table_record
+    from depthnotes.experiments.records import load_record
 
     rec = load_record("khop16_heads")
     for heads in (1, 2):
@@ -288,8 +288,8 @@ class _TableReader(torch.nn.Module):
 
 @pytest.mark.parametrize("at", ["f(x)", "elsewhere"])
 def test_overwrite_address_tells_chasing_from_naming_the_missing_symbol(at):
-    from depthnotes.khop_analysis import overwrite_address
-    from depthnotes.tasks import PointerChasing
+    from depthnotes.verdicts.ch3_chasing import overwrite_address
+    from depthnotes.data.tasks import PointerChasing
 
     task = PointerChasing(max_hops=2, n_nodes=8, n_queries=3, layout="hop_marker")
 
@@ -308,8 +308,8 @@ def test_overwrite_address_tells_chasing_from_naming_the_missing_symbol(at):
 
 
 def test_overwrite_address_names_its_bad_arguments():
-    from depthnotes.khop_analysis import overwrite_address
-    from depthnotes.tasks import PointerChasing
+    from depthnotes.verdicts.ch3_chasing import overwrite_address
+    from depthnotes.data.tasks import PointerChasing
 
     task = PointerChasing(max_hops=2, n_nodes=8, n_queries=3, layout="hop_marker")
     with pytest.raises(ValueError, match="n_sequences"):

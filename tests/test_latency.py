@@ -1,7 +1,7 @@
-"""The latency bench (depthnotes.latency) and the model's decode layout.
+"""The latency bench (depthnotes.bench.latency) and the model's decode layout.
 
 Its command line (``python -m depthnotes latency``) is tested in test_cli.py, the machine
-information and thread control (``depthnotes.runtime``) in test_runtime.py.
+information and thread control (``depthnotes.training.runtime``) in test_runtime.py.
 """
 
 import copy
@@ -14,24 +14,26 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
-from depthnotes import latency
-from depthnotes.fitting import LinearFit
-from depthnotes.latency import (BANDWIDTH_CONVENTION, C17_CAVEAT_FACTOR, C17_MIN_RATIO,
-                                CACHE_MARGIN, COPY_CONVENTION, FALLBACK_CACHE_BYTES,
-                                MEMORY_MARGIN, OVERHEAD_EXPONENT, CacheSize, DepthCost,
-                                LatencyResult, Timing, arithmetic_intensity,
-                                attention_flop_share, block_bound_ms, block_scaling,
-                                budget_sweep_shapes, c17_verdict, cache_regime,
-                                decode_block_bytes, decode_flops, decode_weight_bytes,
-                                depth_cost, first_memory_depth, fit_latency,
-                                fit_memory_regime, format_table, head_latency,
-                                last_level_cache, machine_busy, measure_latency,
-                                measure_many, measure_rounds, memory_bandwidth,
-                                memory_resident, paired_ratios, peak_flops, read_probe_bytes,
-                                ridge_point, roof_gflops, roofline_ms, round_intercepts,
-                                sweep_depths, versus_one, versus_spread)
-from depthnotes.records import Record, load_record
-from depthnotes.runtime import MachineInfo, num_threads
+from depthnotes.bench import latency
+from depthnotes.verdicts import ch7_latency
+from depthnotes.core.fitting import LinearFit
+from depthnotes.bench.latency import (BANDWIDTH_CONVENTION, CACHE_MARGIN, COPY_CONVENTION,
+                                      FALLBACK_CACHE_BYTES, MEMORY_MARGIN, OVERHEAD_EXPONENT,
+                                      CacheSize, LatencyResult, Timing, arithmetic_intensity,
+                                      attention_flop_share, block_bound_ms, block_scaling,
+                                      cache_regime, decode_block_bytes, decode_flops,
+                                      decode_weight_bytes, first_memory_depth, fit_latency,
+                                      fit_memory_regime, format_table, head_latency,
+                                      last_level_cache, machine_busy, measure_latency,
+                                      measure_many, measure_rounds, memory_bandwidth,
+                                      memory_resident, paired_ratios, peak_flops,
+                                      read_probe_bytes, ridge_point, roof_gflops, roofline_ms,
+                                      round_intercepts, sweep_depths, versus_one,
+                                      versus_spread)
+from depthnotes.verdicts.ch7_latency import (C17_CAVEAT_FACTOR, C17_MIN_RATIO, DepthCost,
+                                             budget_sweep_shapes, c17_verdict, depth_cost)
+from depthnotes.experiments.records import Record, load_record
+from depthnotes.training.runtime import MachineInfo, num_threads
 
 TINY = dict(n_layer=2, d_model=32, n_head=4, vocab_size=64, context=64)
 
@@ -312,7 +314,7 @@ def test_block_scaling_tells_overhead_from_bandwidth():
 
 # -- chapter 6's shapes ---------------------------------------------------------------------
 def test_budget_sweep_shapes_read_the_record():
-    record = load_record(latency.BUDGET_SWEEP_RECORD)
+    record = load_record(ch7_latency.BUDGET_SWEEP_RECORD)
     shapes = budget_sweep_shapes(min_context=100)
     assert len(shapes) == len(record.arms)
     final = record.final("eval_loss")
@@ -327,7 +329,7 @@ def test_budget_sweep_shapes_read_the_record():
 
 
 def test_budget_sweep_shapes_average_the_seeds():
-    data = json.loads(load_record(latency.BUDGET_SWEEP_RECORD).path.read_text())
+    data = json.loads(load_record(ch7_latency.BUDGET_SWEEP_RECORD).path.read_text())
     seed = data["config"]["seeds"][0]          # one seed of the record, then a second one
     data["runs"] = [r for r in data["runs"] if r["seed"] == seed]
     data["config"]["seeds"] = [seed, seed + 1]
@@ -442,7 +444,7 @@ def test_decoding_with_two_threads_matches_one_thread():
 
 
 def test_a_looped_model_is_timed_once_per_step_and_reads_its_block_per_application():
-    from depthnotes.latency import decode_weight_bytes, head_latency, measure_latency
+    from depthnotes.bench.latency import decode_weight_bytes, head_latency, measure_latency
 
     looped = ModelConfig(n_layer=4, d_model=32, n_head=2, vocab_size=50, context=32,
                          n_unique_blocks=1)

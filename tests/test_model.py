@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-import depthnotes.model
+import depthnotes.core.model
 from depthnotes import ModelConfig, Transformer, count_params
-from depthnotes.model import KVCache
+from depthnotes.core.model import KVCache
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")   # tests/conftest.py
@@ -174,7 +174,7 @@ def test_generate_makes_its_cache_on_the_inputs_device(monkeypatch):
             super().__init__(*args, **kw)
             made.append(self.k.device)
 
-    monkeypatch.setattr(depthnotes.model, "KVCache", Recording)
+    monkeypatch.setattr(depthnotes.core.model, "KVCache", Recording)
     with torch.device("meta"):
         model = Transformer(tiny(), seed=0)
     prompt = torch.zeros(1, 3, dtype=torch.long, device="meta")

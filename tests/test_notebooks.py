@@ -7,7 +7,7 @@ like the book.
    output fails nbval on a second machine), for an absolute path of the machine that ran it and
    for an execution timestamp. The scanner itself is tested on a fake notebook, so it can fail.
 2. **Prose numbers.** Every ``{eval}`num.name``` in a chapter's markdown is published by that
-   chapter's code (``depthnotes.publish.publish``), every published name is quoted somewhere,
+   chapter's code (``depthnotes.page.publish.publish``), every published name is quoted somewhere,
    no ``{glue:text}`` role is left where ``publish`` can serve (JupyterLab cannot render it),
    and the inline results stored with the prose are the same text as the glue records.
 3. **Code that reads like the book.** Code cells of at most ``MAX_LINES`` lines (blank lines not
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from depthnotes.publish import Shown, format_value
+from depthnotes.page.publish import Shown, format_value
 from depthnotes.tools.expressions import EVAL_ROLE, expressions
 from depthnotes.tools.sphinx_site import GLUE_MIME, glued_texts
 
@@ -39,8 +39,8 @@ MAX_LINES = 15
 MAX_COLS = 88
 
 #: Cells that other work owns for now, by what they hold (not by position, which moves):
-#: exercise solutions and checks (``### BEGIN SOLUTION``, ``depthnotes.exercises``), and the
-#: cells that read ``records/...`` or ``results/...`` files, run ``depthnotes.train.main`` or
+#: exercise solutions and checks (``### BEGIN SOLUTION``, ``depthnotes.course.check``), and the
+#: cells that read ``records/...`` or ``results/...`` files, run ``depthnotes.training.loop.main`` or
 #: parse chapter 5's free-text record (``def parse_record``).
 #: The style checks skip them; the output scan does not.
 OWNED_ELSEWHERE = re.compile(r"### BEGIN SOLUTION|depthnotes\.exercises|\bcheck_(number|choice|"

@@ -180,7 +180,7 @@ def test_summary_section_is_extracted():
 
 def test_api_page_lists_every_module():
     modules = api_page.public_modules(ROOT)
-    assert "depthnotes.model" in modules and "depthnotes.params" in modules
+    assert "depthnotes.core.model" in modules and "depthnotes.core.params" in modules
     assert not any(m.startswith("depthnotes.tools") for m in modules)
     page = api_page.render_api(ROOT)
     assert all(f".. automodule:: {m}" in page for m in modules)

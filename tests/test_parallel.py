@@ -1,4 +1,4 @@
-"""Independent trainings in worker processes (depthnotes.parallel): the same bits as in turn."""
+"""Independent trainings in worker processes (depthnotes.experiments.parallel): the same bits as in turn."""
 
 import multiprocessing
 import os
@@ -7,9 +7,9 @@ import textwrap
 import pytest
 
 from depthnotes import ModelConfig
-from depthnotes.experiments import Arm, Job, run_job
-from depthnotes.parallel import JobError, available_cores, job_seed, run_parallel
-from depthnotes.train import TrainConfig
+from depthnotes.experiments.registry import Arm, Job, run_job
+from depthnotes.experiments.parallel import JobError, available_cores, job_seed, run_parallel
+from depthnotes.training.loop import TrainConfig
 
 TINY = TrainConfig(steps=6, batch_size=4, context=16, eval_every=3, eval_batches=1)
 
@@ -114,10 +114,10 @@ def test_runs_in_a_jupyter_kernel(tmp_path):
     code = textwrap.dedent("""
         import os
         os.environ["DEPTHNOTES_QUIET"] = "1"
-        from depthnotes.parallel import run_parallel
-        from depthnotes.experiments import Arm, Job, run_job
+        from depthnotes.experiments.parallel import run_parallel
+        from depthnotes.experiments.registry import Arm, Job, run_job
         from depthnotes import ModelConfig
-        from depthnotes.train import TrainConfig
+        from depthnotes.training.loop import TrainConfig
         tc = TrainConfig(steps=6, batch_size=4, context=16, eval_every=3, eval_batches=1)
         arm = Arm("tiny", ModelConfig(n_layer=2, d_model=16, n_head=2, vocab_size=94,
                                       context=16), tc)

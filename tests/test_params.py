@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from depthnotes import GPT2_FAMILY, ModelConfig, Transformer, count_params
-from depthnotes.params import approx_non_embedding
+from depthnotes.core.params import approx_non_embedding
 
 
 def numel(cfg: ModelConfig) -> int:

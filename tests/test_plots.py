@@ -1,4 +1,4 @@
-"""The seed figure helpers (depthnotes.plots): one artist per seed plus the mean."""
+"""The seed figure helpers (depthnotes.page.plots): one artist per seed plus the mean."""
 
 import matplotlib
 
@@ -7,8 +7,9 @@ matplotlib.use("Agg")   # this test only; the notebooks keep their inline backen
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from depthnotes.plots import (CYCLE, MEAN_STYLE, SEED_STYLE, plot_seed_curves,  # noqa: E402
-                              plot_seed_finals, use_house_style)
+from depthnotes.page.plots import (CYCLE, MEAN_STYLE, SEED_STYLE, plot_seed_curves,  # noqa: E402
+                                   plot_seed_finals,
+                                   use_house_style)
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def test_finals_draw_a_dot_per_seed_and_a_mean_bar(ax):
 def test_loop_curves_draw_each_seed_of_each_stack_in_its_colour(ax):
     from fake_records import loop_records
 
-    from depthnotes.plots import LOOP_COLORS, plot_loop_curves
+    from depthnotes.page.plots import LOOP_COLORS, plot_loop_curves
 
     looped, sweep = loop_records()
     means = plot_loop_curves(ax, looped, sweep, 2, 2)

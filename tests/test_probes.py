@@ -1,4 +1,4 @@
-"""Tests of depthnotes.probes: each probe against a direct computation, and the chapter 4–5
+"""Tests of depthnotes.measure.probes: each probe against a direct computation, and the chapter 4–5
 claims they measure, at unit-test size."""
 
 import numpy as np
@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.fitting import linear_fit
-from depthnotes.probes import (UpdateTracker, final_hidden, grad_norm_by_layer, layer_contribution,
-                               residual_stream, residual_variance_by_layer, skip_layer_losses,
-                               update_size)
+from depthnotes.core.fitting import linear_fit
+from depthnotes.measure.probes import (UpdateTracker, final_hidden, grad_norm_by_layer,
+                                       layer_contribution, residual_stream,
+                                       residual_variance_by_layer, skip_layer_losses,
+                                       update_size)
 
 
 def model(**kw):

@@ -1,4 +1,4 @@
-"""Named experiments and their records (depthnotes.experiments, depthnotes.records)."""
+"""Named experiments and their records (depthnotes.experiments.registry, depthnotes.experiments.records)."""
 
 import argparse
 import json
@@ -6,10 +6,11 @@ import shutil
 
 import pytest
 
-from depthnotes.experiments import EXPERIMENTS, get_experiment, window_means
-from depthnotes.records import (DIGITS, REPO_RECORDS, Record, check_current, find_record,
-                                load_record, round_float, round_floats, run_experiment,
-                                validate_record, write_record)
+from depthnotes.experiments.registry import EXPERIMENTS, get_experiment, window_means
+from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, Record, check_current,
+                                            find_record, load_record, round_float,
+                                            round_floats, run_experiment, validate_record,
+                                            write_record)
 
 STORED = sorted(REPO_RECORDS.glob("*.json"))
 
@@ -120,9 +121,9 @@ def test_budget_record_is_chapter_6s_sweep():
     import torch
 
     from depthnotes import ModelConfig
-    from depthnotes.budget import budget_sweep, lr_for_width
-    from depthnotes.data import load_corpus
-    from depthnotes.params import shapes_for_budget
+    from depthnotes.training.budget import budget_sweep, lr_for_width
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.core.params import shapes_for_budget
 
     corpus = load_corpus()
     base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
@@ -211,8 +212,8 @@ def test_command_quick_writes_elsewhere(tmp_path, capsys, monkeypatch):
 
 # -- kept models (an experiment with keep_models) ------------------------------------------------
 def test_kept_models_are_the_recorded_runs(quick_records):
-    from depthnotes.records import load_model
-    from depthnotes.tasks import query_accuracy
+    from depthnotes.experiments.records import load_model
+    from depthnotes.data.tasks import query_accuracy
 
     rec = load_record("khop16_models", directory=quick_records, quick=True)
     assert (quick_records / "khop16_models.quick.models.pt").is_file()
@@ -240,7 +241,7 @@ def test_kept_models_retrain_the_sweeps_seed_0_runs(quick_records):
         assert kept.run(arm, 0)["final"] == sweep.run(arm, 0)["final"]
 
 def test_a_field_added_at_its_default_does_not_make_a_record_stale():
-    from depthnotes.records import ADDED_FIELDS, config_differences
+    from depthnotes.experiments.records import ADDED_FIELDS, config_differences
 
     stored = {"model": {"n_layer": 2}}
     for field, default in ADDED_FIELDS.items():
@@ -254,8 +255,8 @@ def test_the_second_rate_runs_the_shapes_its_rule_picks():
     """induction_rate_check's rule, fixed before the sweep ran: every shape of
     induction_depth_sweep that leaves some k below SOLVED with some seed at the first rate.
     The shapes written into the definition are the ones the stored sweep gives."""
-    from depthnotes.experiments import INDUCTION_UNDONE, induction_rate_check
-    from depthnotes.khop_analysis import SOLVED
+    from depthnotes.experiments.registry import INDUCTION_UNDONE, induction_rate_check
+    from depthnotes.verdicts.ch3_chasing import SOLVED
 
     sweep = load_record("induction_depth_sweep")
     finals = [sweep.final(f"accuracy_k{k}") for k in sweep.config["data"]["hops"]]

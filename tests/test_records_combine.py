@@ -4,9 +4,9 @@ budget.basins_from_record)."""
 
 import pytest
 
-from depthnotes.budget import basins_from_record, best_rates
-from depthnotes.records import combine_records
-from depthnotes.trainability import depth_outcomes
+from depthnotes.verdicts.ch6_budget import basins_from_record, best_rates
+from depthnotes.experiments.records import combine_records
+from depthnotes.verdicts.ch4_trainability import depth_outcomes
 
 from fake_records import loss_run, stored_record
 

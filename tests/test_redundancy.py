@@ -7,14 +7,16 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.budget import PUBLISHED_SHAPES, budget_sweep, lr_for_width
-from depthnotes.params import shapes_for_budget
-from depthnotes.probes import residual_stream
-from depthnotes.redundancy import (angular_distances, drop_last_losses, judge_redundancy,
-                                   later_mean_cosine, redundancy_rule, removable_count,
-                                   update_cosines)
-from depthnotes.verdicts import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
-from depthnotes.train import TrainConfig
+from depthnotes.data.published_shapes import PUBLISHED_SHAPES
+from depthnotes.training.budget import budget_sweep, lr_for_width
+from depthnotes.core.params import shapes_for_budget
+from depthnotes.measure.probes import residual_stream
+from depthnotes.measure.redundancy import (angular_distances, drop_last_losses,
+                                           removable_count, update_cosines)
+from depthnotes.verdicts.ch6_redundancy import (judge_redundancy, later_mean_cosine,
+                                                redundancy_rule)
+from depthnotes.verdicts.compare import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
+from depthnotes.training.loop import TrainConfig
 
 
 def small_model(L=4, seed=0):
@@ -139,7 +141,7 @@ def test_lr_for_width():
 
 
 def test_budget_sweep_is_deterministic_and_rounds_for_json():
-    from depthnotes.data import load_corpus
+    from depthnotes.data.corpus import load_corpus
 
     corpus = load_corpus()
     base = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=corpus.vocab_size, context=16)

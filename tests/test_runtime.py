@@ -1,4 +1,4 @@
-"""depthnotes.runtime: the machine a number was measured on, thread control, seeds, quiet."""
+"""depthnotes.training.runtime: the machine a number was measured on, thread control, seeds, quiet."""
 
 import random
 from pathlib import Path
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from depthnotes import runtime
-from depthnotes.runtime import cpu_name, machine_info, num_threads, pin, progress, quiet
+from depthnotes.training import runtime
+from depthnotes.training.runtime import (cpu_name, machine_info, num_threads, pin, progress,
+                                         quiet)
 
 
 def _cpuinfo_model_name() -> str | None:

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig
-from depthnotes.tasks import IGNORE, PointerChasing, follow_pointers, query_accuracy, train_on_task
+from depthnotes.data.tasks import IGNORE, PointerChasing, follow_pointers, query_accuracy
+from depthnotes.training.tasks import train_on_task
 
 
 def decode(task, idx, targets):

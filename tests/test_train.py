@@ -1,4 +1,4 @@
-"""Tests of depthnotes.train: the schedule, validation, determinism, and divergence as a result."""
+"""Tests of depthnotes.training.loop: the schedule, validation, determinism, and divergence as a result."""
 
 import math
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.data import load_corpus
-from depthnotes.train import TrainConfig, TrainResult, evaluate, train
+from depthnotes.data.corpus import load_corpus
+from depthnotes.training.loop import TrainConfig, TrainResult, evaluate, train
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,15 @@
-"""Chapter 4's rule for where post-norm stops training (depthnotes.trainability)."""
+"""Chapter 4's rule for where post-norm stops training (depthnotes.verdicts.ch4_trainability)."""
 
 import math
 
 import pytest
 
-from depthnotes.trainability import (DIVERGED, FLAT_SLOPE, MIXED, SLOW, SLOWER, STALLED,
-                                     STOPS, TRAINED, TRAINS, depth_outcomes, describe,
-                                     failure_depth, failure_verdict, late_slope, run_status,
-                                     seed_curves, time_to_train)
-from depthnotes.verdicts import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, MIXED, SLOW, SLOWER,
+                                                  STALLED, STOPS, TRAINED, TRAINS,
+                                                  depth_outcomes, describe, failure_depth,
+                                                  failure_verdict, late_slope, run_status,
+                                                  seed_curves, time_to_train)
+from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
 
 BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0
 STEPS = 300
@@ -192,9 +193,9 @@ def test_verdict_not_reproduced_when_the_rule_fails():
 
 def test_on_the_quick_record():
     """The rule reads the record ``postnorm_failure_depth`` writes (its quick version)."""
-    from depthnotes.experiments import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
-                                        FAILURE_LR_GRID, get_experiment)
-    from depthnotes.records import Record, run_experiment
+    from depthnotes.experiments.registry import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
+                                                 FAILURE_LR_GRID, get_experiment)
+    from depthnotes.experiments.records import Record, run_experiment
 
     rec = Record.from_dict(run_experiment(get_experiment("postnorm_failure_depth", True),
                                           workers=1))

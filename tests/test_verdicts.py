@@ -1,12 +1,12 @@
-"""The verdict rule (depthnotes.verdicts), on hand-made numbers."""
+"""The verdict rule (depthnotes.verdicts.compare), on hand-made numbers."""
 
 import math
 
 import pytest
 
-from depthnotes.verdicts import (CLAIM_WORDS, CLEAR, INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED,
-                                 REPRODUCED, WITH_CAVEATS, WITHIN_NOISE, claim_word, compare,
-                                 rule_sentence)
+from depthnotes.verdicts.compare import (CLAIM_WORDS, CLEAR, INCONCLUSIVE, MIN_SEEDS,
+                                         NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS,
+                                         WITHIN_NOISE, claim_word, compare, rule_sentence)
 
 
 def test_means_ranges_and_a_clear_gap():

@@ -10,10 +10,11 @@ fixed-width family and a second learning rate besides (``python -m depthnotes re
 
 from __future__ import annotations
 
-from ..config import ModelConfig
-from ..params import shapes_for_budget
-from ..runtime import pin
-from ..tasks import LAYOUTS, InductionHops, PointerChasing, train_on_task
+from depthnotes.core.config import ModelConfig
+from depthnotes.core.params import shapes_for_budget
+from depthnotes.training.runtime import pin
+from depthnotes.data.tasks import LAYOUTS, InductionHops, PointerChasing
+from depthnotes.training.tasks import train_on_task
 
 DESCRIPTION = """\
 Train one model per depth, each at about the same number of non-embedding parameters (the

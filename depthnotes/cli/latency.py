@@ -1,6 +1,6 @@
 """``python -m depthnotes latency``: per-token decode latency of model shapes on this CPU.
 
-The measuring is ``depthnotes.latency``'s; this module only turns options into its calls and
+The measuring is ``depthnotes.bench.latency``'s; this module only turns options into its calls and
 prints its table (chapter 7 explains what the columns mean).
 """
 
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 
-from ..config import PRESETS, ModelConfig
-from ..latency import (BANDWIDTH_CONVENTION, MEMORY_MARGIN, cache_regime, fit_latency,
-                       fit_memory_regime, format_table, head_latency, last_level_cache,
-                       measure_rounds, memory_resident, read_probe_bytes)
-from ..runtime import num_threads
+from depthnotes.core.config import PRESETS, ModelConfig
+from depthnotes.bench.latency import (BANDWIDTH_CONVENTION, MEMORY_MARGIN, cache_regime,
+                                      fit_latency, fit_memory_regime, format_table,
+                                      head_latency, last_level_cache, measure_rounds,
+                                      memory_resident, read_probe_bytes)
+from depthnotes.training.runtime import num_threads
 
 DESCRIPTION = """\
 Measure per-token decode latency (KV cache, greedy, random weights) of one or more model

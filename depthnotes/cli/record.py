@@ -6,10 +6,10 @@ import argparse
 import tempfile
 
 DESCRIPTION = """\
-Run a named experiment (depthnotes/experiments.py) in parallel worker processes, one thread
+Run a named experiment (depthnotes/experiments/registry.py) in parallel worker processes, one thread
 each, and write its record: notebooks/records/NAME.json, with the full configuration, the
 seeds, each run's curves and final metrics, the commit, package versions, CPU and wall time.
-The notebooks load it with depthnotes.records.load_record(NAME).
+The notebooks load it with depthnotes.experiments.records.load_record(NAME).
 
   python -m depthnotes record --list                 # the experiments, last run times
   python -m depthnotes record deepnorm_1000_layers   # run one, write its record
@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ..experiments import EXPERIMENTS, get_experiment
-    from ..records import list_experiments, run_experiment, write_record
+    from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
+    from depthnotes.experiments.records import list_experiments, run_experiment, write_record
 
     if args.list:
         _print_list(list_experiments())
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _last_time(name: str) -> str:
     """The expected run time, from the stored record (the bar's own estimate of the time
     left appears once the first runs are done)."""
-    from ..records import load_record
+    from depthnotes.experiments.records import load_record
 
     try:
         prov = load_record(name).provenance

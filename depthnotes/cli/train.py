@@ -2,16 +2,16 @@
 
 Chapter 5 runs it for the 1,000-layer DeepNorm stack, too slow for the notebook, and reads
 the lines it prints (``<norm> L=<depth>: <summary>; eval loss by step {...} (N s)``), so that
-format is part of the command. The training is ``depthnotes.train.train``'s.
+format is part of the command. The training is ``depthnotes.training.loop.train``'s.
 """
 
 from __future__ import annotations
 
-from ..config import NORMS, ModelConfig
-from ..data import load_corpus
-from ..model import Transformer
-from ..runtime import pin
-from ..train import TrainConfig, train
+from depthnotes.core.config import NORMS, ModelConfig
+from depthnotes.data.corpus import load_corpus
+from depthnotes.core.model import Transformer
+from depthnotes.training.runtime import pin
+from depthnotes.training.loop import TrainConfig, train
 
 DESCRIPTION = """\
 Build a thin model of the given shape for each --norm placement (one after the other), train

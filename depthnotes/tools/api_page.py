@@ -1,7 +1,8 @@
-"""The API page's body: one ``automodule`` section per module of ``depthnotes``.
+"""The API page's body: one ``automodule`` section per module of ``depthnotes``, layer by layer.
 
 Generated, so a module a chapter adds shows up on the API page without anyone editing it.
-The ``tools`` subpackage (the book's own machinery) is left out.
+The ``tools`` and ``cli`` layers (the book's own machinery and the shell commands) are left
+out.
 """
 
 from __future__ import annotations
@@ -10,14 +11,21 @@ import ast
 import pkgutil
 from pathlib import Path
 
-SKIP = {"tools"}
+SKIP = {"tools", "cli"}
 
 
 def public_modules(root: Path) -> list[str]:
-    """``depthnotes.<name>`` for every module file in the package, in alphabetical order."""
+    """``depthnotes.<layer>.<name>`` for every module file in the package's layers, each
+    layer's modules in alphabetical order, the layers in alphabetical order too."""
     pkg = root / "depthnotes"
-    return [f"depthnotes.{m.name}" for m in pkgutil.iter_modules([str(pkg)])
-            if m.name not in SKIP and not m.name.startswith("_")]
+    out = []
+    for layer in pkgutil.iter_modules([str(pkg)]):
+        if not layer.ispkg or layer.name in SKIP or layer.name.startswith("_"):
+            continue
+        out += [f"depthnotes.{layer.name}.{m.name}"
+                for m in pkgutil.iter_modules([str(pkg / layer.name)])
+                if not m.name.startswith("_")]
+    return out
 
 
 def _summary(root: Path, module: str) -> str:

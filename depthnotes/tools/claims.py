@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depthnotes.tools.book import toc_notebooks
-from depthnotes.verdicts import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED,
-                                 WITH_CAVEATS)
+from depthnotes.verdicts.compare import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED,
+                                         WITH_CAVEATS)
 
 #: The verdict words (``verdicts.CLAIM_WORDS``), from best to worst. Where a claim is checked
 #: in pieces, the worst wins.

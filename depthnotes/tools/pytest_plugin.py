@@ -6,10 +6,39 @@ of the outputs nbval compares, however pytest is invoked (whole suite or one not
 
 import os
 
+import pytest
+
 os.environ["DEPTHNOTES_QUIET"] = "1"
 
 # Record each notebook's checked run time and versions for the book's status page, and run the
 # browser test last (after the notebooks): see depthnotes/tools/status.py.
 from depthnotes.tools.status import (  # noqa: E402,F401
-    pytest_collection_finish, pytest_collection_modifyitems, pytest_configure,
-    pytest_itemcollected, pytest_runtest_logreport)
+    pytest_collection_finish, pytest_itemcollected, pytest_runtest_logreport)
+from depthnotes.tools import status as _status  # noqa: E402
+
+#: Markers by where a test lives, so that a person working on the package can leave out the slow
+#: parts (``-m "not notebooks and not browser and not slow"``, README: the quick path). The
+#: README's test command and CI select nothing: they run everything.
+MARKERS = {
+    "notebooks": "executes a chapter (nbval, the handouts, the notebook checks)",
+    "browser": "opens the built site or JupyterLab in Chromium",
+    "slow": "runs every record's quick variant or trains for more than a few seconds",
+}
+_WHERE = (("notebooks/", "notebooks"), ("tests/test_notebooks.py", "notebooks"),
+          ("tests/test_student.py", "notebooks"), ("tests/test_site.py", "browser"),
+          ("tests/test_jupyterlab.py", "browser"), ("tests/test_records.py", "slow"))
+
+
+def pytest_configure(config) -> None:
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+    _status.pytest_configure(config)
+
+
+@pytest.hookimpl(tryfirst=True)     # before ``-m`` deselects by these markers
+def pytest_collection_modifyitems(session, config, items) -> None:
+    for item in items:
+        for prefix, marker in _WHERE:
+            if item.nodeid.startswith(prefix):
+                item.add_marker(getattr(pytest.mark, marker))
+    _status.pytest_collection_modifyitems(session, config, items)

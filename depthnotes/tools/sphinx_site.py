@@ -13,7 +13,7 @@
    MyST's inline ``{eval}`num.name``` role, which JupyterLab (``jupyterlab-myst``) evaluates in
    the kernel. The site is built without a kernel, so this extension replaces myst-nb's
    ``eval`` role (which needs inline execution) with one that reads the text that
-   ``depthnotes.publish.publish`` glued under ``name`` in the notebook's stored outputs, the
+   ``depthnotes.page.publish.publish`` glued under ``name`` in the notebook's stored outputs, the
    outputs nbval checks. A page that is not a notebook (the summaries page) may quote a name
    that exactly one notebook publishes. An unknown or ambiguous name is a build error.
 """
@@ -97,7 +97,7 @@ class StoredEvalRole(SphinxRole):
         match = _PUBLISHED.match(self.text.strip())
         if not match:
             return self._error(f"{{eval}}`{self.text}`: the book's prose quotes published "
-                               "numbers only, as {eval}`num.<name>` (see depthnotes.publish)")
+                               "numbers only, as {eval}`num.<name>` (see depthnotes.page.publish)")
         name = match.group(1)
         texts = self._texts()
         here = texts.get(self.env.docname, {})

@@ -6,7 +6,7 @@
 
 An exercise in this book is three cells: a markdown task, an **answer cell** whose solution sits
 between the lines ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (the markers nbgrader uses),
-and a **check cell** that calls ``depthnotes.exercises.check``. The student version replaces
+and a **check cell** that calls ``depthnotes.course.check.check``. The student version replaces
 each solution region with a placeholder that keeps the code valid:
 
 - a region at the top level of a cell becomes ``name = ...`` for each name it assigns that the
@@ -17,7 +17,7 @@ each solution region with a placeholder that keeps the code valid:
 
 All outputs are cleared (they would show the solutions' results), the stored widget state is
 dropped, and the ``hide-input`` tags that fold solutions away on the website are removed. The
-check cells are kept as they are (they hold no answer: ``depthnotes.answers`` does). The data
+check cells are kept as they are (they hold no answer: ``depthnotes.course.answers`` does). The data
 folders the notebooks read by relative path (``DATA_DIRS``) are copied too, so the folder runs
 on its own. Nothing in ``notebooks/`` is modified.
 
@@ -52,7 +52,7 @@ BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 PLACEHOLDER_COMMENT = "# YOUR CODE HERE"
 HIDE_TAGS = {"hide-input", "remove-input", "hide-cell"}
-_CHECK_CALL = re.compile(r"\bcheck\s*\(")      # depthnotes.exercises.check("1.2", ...)
+_CHECK_CALL = re.compile(r"\bcheck\s*\(")      # depthnotes.course.check.check("1.2", ...)
 #: Folders next to the notebooks that they read by relative path (records of long runs, results
 #: one chapter writes and another reads); the handout holds a copy of each.
 DATA_DIRS = ("records", "results")
@@ -104,7 +104,7 @@ def exercise_problems(nb, name: str = "notebook") -> list[str]:
         where = f"{name}, cell {ex.answer}"
         if ex.check is None:
             problems.append(f"{where}: the next code cell after the answer is not a check "
-                            "(a call to depthnotes.exercises.check)")
+                            "(a call to depthnotes.course.check.check)")
         if "hide-input" not in cell.metadata.get("tags", []):
             problems.append(f"{where}: the answer cell needs the tag 'hide-input', so the site "
                             "hides the solution until the reader opens it")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from depthnotes.exercises import describe
+from depthnotes.course.check import describe
 from depthnotes.tools.book import notebook_title, toc_notebooks
 from depthnotes.tools.status import load_runs
 from depthnotes.tools.student import find_exercises

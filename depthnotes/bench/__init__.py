@@ -1,0 +1,2 @@
+"""Timing on a CPU: decode latency, the machine's cache and read rate, the roofline.
+"""

@@ -1,0 +1,3 @@
+"""Coursework: the kinds of exercise, the check a cell calls, and what each exercise
+expects.
+"""

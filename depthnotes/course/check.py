@@ -1,0 +1,67 @@
+"""The checks that exercise cells call: ``check("1.2", layers_in_budget)``.
+
+Each exercise in the book is a task (markdown), an answer cell (its solution between
+``### BEGIN SOLUTION`` / ``### END SOLUTION``, hidden on the site and replaced by ``...`` in the
+student version) and a check cell that calls :func:`check` with the exercise's id, the
+student's answer and, for some exercises, values the chapter computed (``fit=fit``).
+
+What each exercise expects lives in :mod:`depthnotes.course.answers`, not in the check cell: the
+page a student reads (the site, or the handout) shows no expected value, and printing the
+specification objects shows no value either (their ``repr`` names only the exercise).
+Expected values are computed from the package (``count_params``, ``deepnorm_constants``, ...)
+or from the chapter's own measurements, never typed in as a result.
+
+A check prints a one-line confirmation or raises :class:`ExerciseError` whose message ends with
+a hint. A wrong answer that matches a known mistake gets that mistake's hint; any other wrong
+answer gets the exercise's general hint, which points at the idea, not at the formula.
+
+Four kinds of exercise:
+
+- :class:`Number`: a number, exact or within a tolerance;
+- :class:`Function`: the student's function, called on several cases;
+- :class:`Choice`: one of a few fixed words;
+- :class:`Experiment`: the student changes and reruns an experiment and states what it
+  showed. Any honest outcome passes: the check verifies that the run was made as asked and
+  that the stated conclusion agrees with the student's own measurement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from depthnotes.course.answers import EXERCISES
+from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function, Mistake,
+                                     Number, _Spec, fail, unanswered)  # noqa: F401
+
+__all__ = ["ExerciseError", "check", "describe", "Number", "Function", "Choice", "Experiment",
+           "Mistake"]
+
+
+def _spec(exercise: str) -> _Spec:
+    if exercise not in EXERCISES:
+        raise KeyError(f"no exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+    return EXERCISES[exercise]
+
+
+def check(exercise: str, answer: Any, **given: Any) -> None:
+    """Check ``answer`` to ``exercise`` (e.g. ``"1.2"``); print "correct" or raise an
+    :class:`ExerciseError` with a hint.
+
+    ``given`` holds the values of the chapter the exercise is computed from (e.g. ``fit=fit``)
+    and, for an experiment, the student's ``conclusion``; the exercise says which it needs.
+    """
+    spec = _spec(exercise)
+    missing = [n for n in spec.needs if n not in given]
+    extra = [n for n in given if n not in spec.needs]
+    if missing or extra:
+        raise TypeError(f"check({exercise!r}, ...) needs the keyword arguments "
+                        f"{list(spec.needs) or 'none'}; missing {missing}, unexpected {extra}")
+    student = [answer] + [given[n] for n in getattr(spec, "answers", ())]
+    if any(unanswered(v) for v in student):
+        fail(exercise, "not answered yet: replace the `...` with your answer.", spec.idea)
+    spec.run(exercise, answer, given)
+
+
+def describe(exercise: str) -> str:
+    """What the check of ``exercise`` looks at, in a few words (for the course page)."""
+    return _spec(exercise).describe()

@@ -1,0 +1,3 @@
+"""Named experiments (the registry), their records on disk, and the worker processes
+that run them.
+"""

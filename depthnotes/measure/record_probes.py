@@ -1,0 +1,145 @@
+"""Measurements a record takes on the model it trains: at initialisation, after every step, at
+the end.
+
+A record's runs keep losses (``experiments._run_corpus``); the model itself is gone when the
+worker returns, so whatever a chapter reads about the model's insides is measured here, in the
+worker, and stored with the run. Two ways to ask, both part of the arm's stored info (so
+changing them makes the record stale), both measured on held-out batches from
+``probe_batches`` (the same tokens for every arm and seed, the training batches untouched):
+
+* ``info["final_probes"] = [name, ...]`` (``final_probes``): per-layer measures of the trained
+  model, each stored in the run's ``final`` as a list (``FINAL_PROBES``; chapters 6 and 8);
+* ``info["probe"] = {"name": ..., options}`` (``make_probe``): a measurement that also needs
+  the untrained model or every step, stored in the run's ``"probes"``. Chapter 5 needs two:
+
+* ``"update_size"`` — DeepNet's early-update measure, ||F(x; theta_t) - F(x; theta_0)|| after
+  every step (``probes.UpdateTracker``), on one fixed held-out batch (C12);
+* ``"layer_use"`` — each block's relative contribution ||F|| / ||x|| (``probes.layer_contribution``)
+  and the rise in loss when that one block is removed (``probes.skip_layer_losses``), averaged
+  over a few fixed held-out batches, once at initialisation and once after training, on the
+  same model (C10): the untrained numbers are the reference the trained ones are read against.
+
+For ``info["probe"] = {"name": "layer_use", "batches": 4, ...}`` the run's result carries
+``"probes"``: a dict of plain lists and floats (keys in ``PROBE_KEYS``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from depthnotes.core.checks import check_choice, check_int, eval_mode
+from depthnotes.measure.probes import UpdateTracker, layer_contribution, skip_layer_losses
+
+#: The seed of the probe batches' generator (the same tokens for every arm and seed).
+PROBE_SEED = 0
+#: What each probe stores in a run's ``"probes"``.
+PROBE_KEYS = {
+    "update_size": ("update_steps", "update_size"),
+    "layer_use": ("contribution_init", "skip_cost_init", "loss_init",
+                  "contribution", "skip_cost", "loss"),
+}
+
+
+def probe_batches(corpus, batches: int, batch_size: int, context: int) -> list[tuple]:
+    """``batches`` held-out ``(x, y)`` pairs of shape (batch_size, context), the same on every
+    call (their own generator, seeded with ``PROBE_SEED``)."""
+    gen = torch.Generator().manual_seed(PROBE_SEED)
+    return [corpus.get_batch("val", batch_size, context, gen) for _ in range(batches)]
+
+
+def layer_use(model, batches: list[tuple]) -> dict:
+    """Per block, averaged over ``batches``: the relative contribution (L,), the loss rise when
+    the block is removed (L,), and the full model's loss (a float)."""
+    contribution = np.mean([layer_contribution(model, x) for x, _ in batches], axis=0)
+    with torch.no_grad(), eval_mode(model):
+        losses = [float(model(x, targets=y)[1]) for x, y in batches]
+    skipped = np.mean([skip_layer_losses(model, x, y) for x, y in batches], axis=0)
+    loss = float(np.mean(losses))
+    return {"contribution": contribution.tolist(), "skip_cost": (skipped - loss).tolist(),
+            "loss": loss}
+
+
+class UpdateSizeProbe:
+    """``"update_size"``: how far the output representation has moved after each step."""
+
+    def __init__(self, model, corpus, batch_size: int = 8, context: int = 64):
+        (x, _), = probe_batches(corpus, 1, batch_size, context)
+        self.tracker = UpdateTracker(model, x)          # stores F(x; theta_0)
+
+    def on_step(self, step: int, model) -> None:
+        self.tracker(step, model)
+
+    def result(self, model) -> dict:
+        return {"update_steps": list(self.tracker.steps),
+                "update_size": list(self.tracker.sizes)}
+
+
+class LayerUseProbe:
+    """``"layer_use"``: each block's contribution and removal cost, untrained and trained."""
+
+    on_step = None                                       # nothing to do during training
+
+    def __init__(self, model, corpus, batches: int = 4, batch_size: int = 16,
+                 context: int = 64):
+        check_int("batches", batches, 1)
+        self.batches = probe_batches(corpus, batches, batch_size, context)
+        self.untrained = layer_use(model, self.batches)
+
+    def result(self, model) -> dict:
+        return {**{f"{k}_init": v for k, v in self.untrained.items()},
+                **layer_use(model, self.batches)}
+
+
+PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe}
+
+
+#: Per-layer measurements an arm can ask for after training, by name in its
+#: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry
+#: per block application (``residual_variance``: L + 1 entries, the embedding first;
+#: ``update_cosines``: L - 1, one per pair of consecutive blocks).
+FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
+                "angular_distances", "drop_last_losses")
+#: They are measured on one held-out batch (``probe_batches``) of this many sequences of the
+#: arm's context.
+PROBE_SEQUENCES = 64
+
+
+def final_probes(model, corpus, arm) -> dict:
+    """The per-layer measurements ``arm.info["final_probes"]`` names, on ``model`` (an
+    ``experiments.Arm``; none when it names none): ``depth_scaling.layer_removal_cost`` (loss
+    rise when one application is removed), ``probes.residual_variance_by_layer`` and chapter
+    6's ``redundancy`` measures (``update_cosines``, ``angular_distances``,
+    ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the full
+    model's). A chapter calls it on untrained models too, for their reference on the same
+    batch."""
+    from depthnotes.measure.depth_scaling import layer_removal_cost
+    from depthnotes.measure.probes import residual_variance_by_layer
+    from depthnotes.measure.redundancy import (angular_distances, drop_last_losses,
+                                               update_cosines)
+
+    names = arm.info.get("final_probes", ())
+    for name in names:
+        check_choice("info['final_probes'][i]", name, FINAL_PROBES)
+    if not names:
+        return {}
+    (x, y), = probe_batches(corpus, 1, PROBE_SEQUENCES, arm.recipe.context)   # (B, T) each
+    measure = {"layer_removal_cost": lambda: layer_removal_cost(model, x, y),
+               "residual_variance": lambda: residual_variance_by_layer(model, x),
+               "update_cosines": lambda: update_cosines(model, x),
+               "angular_distances": lambda: angular_distances(model, x),
+               "drop_last_losses": lambda: drop_last_losses(model, x, y)}
+    return {name: [float(v) for v in measure[name]()] for name in names}
+
+
+def make_probe(info: dict, model, corpus):
+    """The probe an arm's ``info["probe"]`` names, built on the untrained ``model``; None when
+    the arm names none."""
+    spec = info.get("probe")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise ValueError(f"info['probe'] must be a dict with a 'name', got {spec!r}")
+    check_choice("info['probe']['name']", spec["name"], tuple(PROBES))
+    options = {k: v for k, v in spec.items() if k != "name"}
+    return PROBES[spec["name"]](model, corpus, **options)

@@ -1,0 +1,84 @@
+"""How much do a trained model's deep layers still do? (chapter 6, claim C13)
+
+Three measures on the residual stream x_0 (embedding), x_1, ..., x_L (after each block),
+captured by ``probes.residual_stream``:
+
+* ``update_cosines`` — the cosine between consecutive blocks' updates u_i = x_i - x_{i-1} and
+  u_{i+1}: near 1 means two neighbouring blocks push the stream the same way.
+* ``angular_distances`` — the angle between the stream before and after each block,
+  arccos(cos(x_{i-1}, x_i)) / pi, in [0, 1]: how far a block turns the representation (the
+  measure of Gromov et al. 2024, for one block at a time).
+* ``drop_last_losses`` — the loss with the last n blocks removed (n = 0 .. L-1), the final norm
+  and the head kept (the model's own forward with ``skip``); ``probes.skip_layer_losses`` gives
+  the loss with one block removed.
+
+Each is per token (over d_model), then averaged over batch and time. None changes the model.
+
+A measure means little without a reference: ``judge_redundancy`` compares the trained models'
+update cosines (one model per seed) with the same measure on untrained models of the same
+shape (GPT-2's init already makes every block's update small, so "small" alone is not
+learned), and counts the top blocks that can go in each (``removable_count``). Its rule is
+stated by ``redundancy_rule``. The measures of fewer than ``verdicts.MIN_SEEDS`` trained models
+are an illustration, not a verdict: ``judge_redundancy`` then says ``inconclusive``
+(EXPERIMENTS.md §2). Chapter 6 reads the trained measures from the ``layer_redundancy`` record
+(``record_probes.final_probes``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from depthnotes.core.checks import check_number, eval_mode
+from depthnotes.measure.probes import check_probe_input, residual_stream
+
+#: Removing blocks "costs little" when the loss stays within this fraction of the full loss.
+REMOVABLE_REL = 0.05
+#: "Many" blocks can go when at least this fraction of the stack can be removed from the top.
+MANY_FRACTION = 0.5
+
+
+def _per_token_cos(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return F.cosine_similarity(a, b, dim=-1, eps=1e-12)            # (B, T)
+
+
+def update_cosines(model, idx: torch.Tensor) -> np.ndarray:
+    """Cosine of consecutive blocks' updates, cos(u_i, u_{i+1}) for i = 1 .. L-1: shape (L-1,)."""
+    xs = residual_stream(model, idx)
+    updates = [b - a for a, b in zip(xs, xs[1:])]
+    return np.array([float(_per_token_cos(u, v).mean()) for u, v in zip(updates, updates[1:])])
+
+
+def angular_distances(model, idx: torch.Tensor) -> np.ndarray:
+    """Angle between the stream entering and leaving each block, as a fraction of pi: (L,)."""
+    xs = residual_stream(model, idx)
+    out = []
+    for a, b in zip(xs, xs[1:]):
+        cos = _per_token_cos(a, b).clamp(-1.0, 1.0)
+        out.append(float((torch.arccos(cos) / torch.pi).mean()))
+    return np.array(out)
+
+
+@torch.no_grad()
+def drop_last_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndarray:
+    """Loss with the last n blocks removed, for n = 0 .. L-1 (entry n): shape (L,).
+
+    Entry 0 is the full model's loss. The output head (and a pre-norm model's final norm)
+    reads the stream wherever the stack now ends.
+    """
+    check_probe_input(model, idx)
+    L = model.config.n_layer              # applications (a looped block counts each)
+    with eval_mode(model):
+        return np.array([float(model(idx, targets, skip=range(L - n, L))[1])
+                         for n in range(L)])
+
+
+def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
+    """How many n >= 1 of ``drop_last_losses``' entries lie within ``rel`` of the full loss
+    (entry 0): the count of top-of-stack cuts that cost less than ``rel`` of the loss."""
+    check_number("rel", rel, low=0.0)
+    losses = np.asarray(losses, dtype=float)           # (L,)
+    return int(np.sum(losses[1:] - losses[0] <= rel * losses[0]))
+
+

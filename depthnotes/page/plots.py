@@ -1,0 +1,171 @@
+"""The house style for the book's figures, and small helpers the chapters share.
+
+A figure in this book has a title that states its finding, labelled axes with units, and a
+caption and alt text given in the notebook cell's metadata. Colours are fixed per norm
+placement so a reader can follow "post", "pre" and "deepnorm" across chapters. A trained
+result shows every seed and the mean: ``plot_seed_curves`` for curves, ``plot_seed_finals``
+for final values.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+
+from depthnotes.verdicts.ch8_depth import loop_curves
+
+#: One colour per norm placement, the same in every chapter.
+NORM_COLORS = {"post": "#c0392b", "pre": "#2471a3", "deepnorm": "#1e8449"}
+#: A colour-blind-safe cycle (Okabe & Ito) for everything else.
+CYCLE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+
+def use_house_style() -> None:
+    """Set matplotlib's defaults for the book: readable at the page's width, no clutter."""
+    mpl.rcParams.update({
+        "figure.figsize": (6.4, 3.8),
+        "figure.dpi": 110,
+        "savefig.dpi": 110,
+        "figure.autolayout": True,
+        "axes.prop_cycle": mpl.cycler(color=CYCLE),
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.titlesize": 11,
+        "axes.titleweight": "bold",
+        "axes.labelsize": 10,
+        "legend.fontsize": 9,
+        "legend.frameon": False,
+        "font.size": 10,
+    })
+
+
+def new_figure(ncols: int = 1, width: float | None = None, height: float = 3.8):
+    """A figure with ``ncols`` axes side by side, sized for the page."""
+    width = width if width is not None else (6.4 if ncols == 1 else 4.2 * ncols)
+    fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
+    return fig, list(axes[0])
+
+
+# -- every seed and the mean (EXPERIMENTS.md §2: show the spread) ----------------------------
+#: How a single seed is drawn: thin and light, so the mean stands out over the seeds.
+SEED_STYLE = {"lw": 0.8, "alpha": 0.35}
+MEAN_STYLE = {"lw": 2.0}
+
+
+def plot_seed_curves(ax, steps, curves, *, color=None, label=None):
+    """Each seed's curve as a thin line and their mean as a thick one, on ``ax``.
+
+    ``curves`` holds one sequence of values per seed; ``steps`` is their shared x (one
+    sequence) or one x sequence per seed. Curves of different lengths (a run that stopped
+    early) are averaged over the steps all of them reached. Returns ``(seed_lines,
+    mean_line)``; ``label`` goes on the mean only, so a legend has one entry per arm.
+    """
+    curves = [list(c) for c in curves]
+    if not curves:
+        raise ValueError("curves must hold at least one seed's values")
+    xs = [list(s) for s in steps] if _per_seed(steps) else [list(steps)] * len(curves)
+    if len(xs) != len(curves) or any(len(x) != len(c) for x, c in zip(xs, curves)):
+        raise ValueError("steps must match curves: one x per value (shared, or one x "
+                         "sequence per seed)")
+    seed_lines = []
+    for x, c in zip(xs, curves):
+        (line,) = ax.plot(x, c, color=color, **SEED_STYLE)
+        color = line.get_color()                      # the axes' next colour when None
+        seed_lines.append(line)
+    n = min(len(c) for c in curves)
+    mean = [sum(c[i] for c in curves) / len(curves) for i in range(n)]
+    (mean_line,) = ax.plot(xs[0][:n], mean, color=color, label=label, **MEAN_STYLE)
+    return seed_lines, mean_line
+
+
+def plot_seed_finals(ax, results, *, colors=None, width: float = 0.25):
+    """Per-seed final values of several arms: each seed a dot, each arm's mean a short bar.
+
+    ``results`` is ``{arm: [value of each seed]}`` (what ``Record.final`` and
+    ``verdicts.compare`` use); arms go left to right at x = 0, 1, ... with their names as
+    tick labels, and a seed's dot is shifted sideways by a fixed amount so equal values stay
+    visible. Returns ``{arm: (seed_dots, mean_bar)}``.
+    """
+    if not results:
+        raise ValueError("results must hold at least one arm")
+    colors = list(colors) if colors is not None else CYCLE
+    out = {}
+    for i, (arm, values) in enumerate(results.items()):
+        values = list(values)
+        if not values:
+            raise ValueError(f"arm {arm!r} has no values")
+        color = colors[i % len(colors)]
+        k = len(values)
+        offsets = [0.0] if k == 1 else [width * (j / (k - 1) - 0.5) for j in range(k)]
+        dots = [ax.plot(i + o, v, "o", color=color, ms=5, alpha=0.7)[0]
+                for o, v in zip(offsets, values)]
+        (bar,) = ax.plot([i - width * 0.8, i + width * 0.8], [sum(values) / k] * 2,
+                         color=color, **MEAN_STYLE)
+        out[arm] = (dots, bar)
+    ax.set_xticks(range(len(results)), list(results))
+    ax.set_xlim(-0.6, len(results) - 0.4)
+    return out
+
+
+def _per_seed(steps) -> bool:
+    first = next(iter(steps), None)
+    return first is not None and hasattr(first, "__len__")
+
+
+# -- chapter 3: two circuits for k hops ------------------------------------------------------
+def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0], start: str = "x",
+                     step: str = "f") -> int:
+    """Draw how a model can reach ``f^k(x)`` along x's chain x, f(x), ..., f^k(x) (the
+    nodes, left to right, labelled ``start`` and ``step``'s powers) and return the number
+    of layers the circuit uses on a table (chapter 3's induction task adds one: see
+    ``tasks.chasing_depth``).
+
+    Chasing (``doubling=False``): one arc per layer, each from the node the last layer
+    found: k layers. Doubling (``True``, k a power of two): the table gives every node its
+    jump of 1; round r gives every node its jump of 2^r by reading where its jump of
+    2^(r-1) lands. All jumps are drawn thin, the ones x's answer is built from thick.
+    log2(k) rounds, plus one layer for the query to read x's result: log2(k) + 1."""
+    if doubling and k & (k - 1):
+        raise ValueError(f"k must be a power of two for the doubling drawing, got {k}")
+    ax.scatter(range(k + 1), [0] * (k + 1), s=60, color="k", zorder=3)
+    for i in range(k + 1):
+        ax.annotate(f"${start}$" if i == 0 else f"${step}^{{{i}}}$", (i, 0), (0, -10),
+                    textcoords="offset points", ha="center", va="top", fontsize=9)
+    jumps = [1] if not doubling else [2 ** r for r in range(k.bit_length())]
+    for jump in jumps:
+        for s in range(0, k + 1 - jump):
+            if not doubling and s % jump:
+                continue
+            used = s % jump == 0
+            ax.annotate("", (s + jump, 0), (s, 0), arrowprops=dict(
+                arrowstyle="-|>", color=color, lw=1.8 if used else 0.5,
+                alpha=1.0 if used else 0.3, shrinkA=4, shrinkB=4,
+                connectionstyle="arc3,rad=-0.45"))
+    ax.set_xlim(-0.5, k + 0.5)
+    ax.set_ylim(-0.9, 0.3 + 0.25 * k)
+    ax.axis("off")
+    return k if not doubling else len(jumps)
+
+
+# -- chapter 8: looped vs distinct blocks, during training -----------------------------------
+#: One colour per kind of stack in chapter 8's k-hop figures (``depth_verdicts.loop_curves``
+#: names; the first two as in the chapter's figure of final accuracies).
+LOOP_COLORS = {"distinct blocks": CYCLE[0], "one block, looped": CYCLE[1],
+               "one block once": CYCLE[7]}
+
+
+def plot_loop_curves(ax, looped, sweep, loops: int, k: int) -> dict:
+    """Each seed's ``k``-hop accuracy during training at ``loops`` block applications, on
+    ``ax``: one block once, ``loops`` distinct blocks and one block looped ``loops`` times
+    (``depth_verdicts.loop_curves`` of the records ``looped_khop`` and
+    ``khop_depth_sweep``). Returns ``{series name: mean line}``."""
+    means = {}
+    for name, (steps, values) in loop_curves(looped, sweep, loops, k).items():
+        means[name] = plot_seed_curves(ax, steps, values, color=LOOP_COLORS[name],
+                                       label=name)[1]
+    ax.set(title=f"n = {loops}, k = {k}", xlabel="training step",
+           ylabel=f"{k}-hop accuracy", ylim=(0, 1.02))
+    ax.legend(fontsize=8)
+    return means

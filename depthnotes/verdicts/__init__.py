@@ -1,0 +1,2 @@
+"""The evidence library every verdict uses, and one small module of rules per chapter.
+"""

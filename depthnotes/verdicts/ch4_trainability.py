@@ -1,0 +1,266 @@
+"""Did a run train, train slowly, or stop? Chapter 4's rule for where post-norm stops
+training, in one place.
+
+A character model that learns nothing about the context ends at the **unigram loss**, the
+entropy of the character frequencies (about 3.25 nats per character on the shipped corpus).
+Chapter 4 states its rule before it shows the record ``postnorm_failure_depth``, and this
+module is that rule, so the page's sentence, its table and its verdict come from one place:
+
+* a run **trained** when its final validation loss is at least ``margin`` below the unigram
+  loss; it **diverged** when the trainer stopped it (NaN, infinity, or a loss three times the
+  first step's). A run that did neither **stalled** only when its training loss is also flat
+  at the end: the least-squares slope over the last third of its steps (``late_slope``) falls
+  by less than ``flat`` (``FLAT_SLOPE``, 0.05 nats per 100 steps). A run still falling
+  faster than that is **slow**: it had not trained when the run ended, but it had not stopped;
+* a run's **time to train** is the first evaluation step at which its validation loss is
+  below ``baseline - margin`` (None if it never is; a trained run always has one);
+* over the seeds of one arm family at one depth, the family **trains** (every seed trained),
+  **stops** (every seed stalled or diverged), is **slower** (no seed stalled or diverged, but
+  at least one was still slow) or is **mixed** (otherwise);
+* where a family was trained at several learning rates at one depth, it is scored at the rate
+  whose runs have the lowest mean loss (``depth_outcomes``);
+* a family's **failure depth** is the shallowest depth at which it stops;
+* the verdict on "plain post-norm stops training past a few dozen layers"
+  (``failure_verdict``) is ``not reproduced at this scale`` unless the claimed family trains
+  at the shallowest depth, stops at a deeper one, and there the reference family trains with a
+  validation loss clearly below it (``verdicts.compare``: the gap between the means exceeds the
+  larger min-max range over seeds). When it does, the verdict is ``reproduced with caveats``
+  if any alternative family (another init, or warm-up) does not stop at that depth, or if the
+  failure depth is below ``few_dozen`` (``FEW_DOZEN``, 24: "a few dozen" layers), and
+  ``reproduced`` otherwise.
+
+In a comparison of losses a diverged run counts with its first step's training loss: it ended
+no better than where it began (its validation loss is not defined). The same losses choose the
+best learning rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from depthnotes.core.checks import check_int, check_number
+from depthnotes.core.fitting import linear_fit
+from depthnotes.verdicts.compare import NOT_REPRODUCED, Comparison, claim_word, compare
+
+#: What one run did.
+TRAINED, SLOW, STALLED, DIVERGED = "trained", "slow", "stalled", "diverged"
+#: What one family did at one depth, over its seeds.
+TRAINS, SLOWER, MIXED, STOPS = "trains", "slower", "mixed", "stops"
+#: A run that did not train is "stalled" only if its training loss falls by less than this
+#: over the last third of its steps (nats per 100 steps, least-squares slope); else "slow".
+FLAT_SLOPE = 0.05
+#: A run *trained* when its final validation loss ends at least this far below the unigram
+#: loss (nats/char): chapter 4's rule, which chapter 5 applies too.
+MARGIN = 0.25
+#: "A few dozen layers": a failure depth below this makes the verdict a caveat.
+FEW_DOZEN = 24
+
+
+def late_slope(steps, losses) -> float:
+    """The least-squares slope of ``losses`` against ``steps`` over the last third of the
+    steps (``step > 2/3`` of the last one), in nats per 100 steps; NaN or None values (a
+    diverged step) are left out. Negative when the loss still falls."""
+    if len(steps) != len(losses) or not steps:
+        raise ValueError(f"steps and losses must be non-empty and of one length, got "
+                         f"{len(steps)} and {len(losses)}")
+    cut = 2 * steps[-1] / 3
+    pts = [(s, v) for s, v in zip(steps, losses)
+           if s > cut and v is not None and math.isfinite(v)]
+    if len({s for s, _ in pts}) < 2:
+        raise ValueError(f"the last third of the steps (after step {cut:g}) holds "
+                         f"{len(pts)} finite losses; a slope needs two")
+    return 100 * linear_fit([s for s, _ in pts], [v for _, v in pts]).slope
+
+
+def time_to_train(steps, eval_losses, baseline: float, margin: float) -> int | None:
+    """The first of ``steps`` at which the validation loss is below ``baseline - margin``;
+    None if it never is (None or NaN values never are)."""
+    return next((s for s, v in zip(steps, eval_losses)
+                 if v is not None and math.isfinite(v) and v < baseline - margin), None)
+
+
+def run_status(eval_loss: float | None, diverged: bool, slope: float | None,
+               baseline: float, margin: float, flat: float = FLAT_SLOPE) -> str:
+    """``"trained"``, ``"slow"``, ``"stalled"`` or ``"diverged"`` (module docstring) for a
+    run that ended with validation loss ``eval_loss`` (None or NaN when it has none) and whose
+    training loss had ``late_slope`` ``slope`` (may be None for a diverged or a trained run)."""
+    check_number("baseline", baseline, low=0.0, low_open=True)
+    check_number("margin", margin, low=0.0)
+    check_number("flat", flat, low=0.0)
+    if diverged:
+        return DIVERGED
+    if eval_loss is None or not math.isfinite(eval_loss):
+        raise ValueError(f"eval_loss must be a finite number for a run that did not diverge, "
+                         f"got {eval_loss!r}")
+    if eval_loss < baseline - margin:
+        return TRAINED
+    if slope is None or not math.isfinite(slope):
+        raise ValueError(f"slope must be a finite number for a run that did not train, got "
+                         f"{slope!r} (late_slope of its training loss)")
+    return STALLED if slope > -flat else SLOW
+
+
+def stored_run_status(record, arm: str, seed: int, baseline: float, margin: float,
+                      flat: float = FLAT_SLOPE) -> tuple[str, float | None]:
+    """``(run_status, late_slope)`` of one stored run of ``record`` (a ``records.Record``):
+    the slope is read from the run's training-loss curve, None for a diverged run. The one
+    place that says which curve a stored run's status reads."""
+    final = record.run(arm, seed)["final"]
+    slope = None if final["diverged"] else late_slope(*record.curve(arm, "train_loss", seed))
+    return run_status(final["eval_loss"], final["diverged"], slope, baseline, margin,
+                      flat), slope
+
+
+@dataclass(frozen=True)
+class DepthOutcome:
+    """One arm family at one depth, at its best learning rate: each seed's status, the loss
+    it is compared with, its time to train and its late slope."""
+
+    family: str
+    n_layer: int
+    arm: str                        # the record's arm name (the best rate's)
+    statuses: tuple[str, ...]       # one per seed, in seed order
+    losses: tuple[float, ...]       # validation loss (first training loss if diverged)
+    times: tuple = ()               # time_to_train per seed (int or None)
+    slopes: tuple = ()              # late_slope per seed (None if diverged)
+    lr: float | None = None         # the peak learning rate of ``arm``
+    rates: tuple = ()               # ((lr, mean loss), ...) of every rate tried, best first
+
+    @property
+    def outcome(self) -> str:
+        """``"trains"``, ``"stops"``, ``"slower"`` or ``"mixed"`` (module docstring)."""
+        n = len(self.statuses)
+        if sum(s == TRAINED for s in self.statuses) == n:
+            return TRAINS
+        stopped = sum(s in (STALLED, DIVERGED) for s in self.statuses)
+        return STOPS if stopped == n else SLOWER if stopped == 0 else MIXED
+
+
+def _arm_outcome(record, arm: str, baseline: float, margin: float,
+                 flat: float) -> DepthOutcome:
+    """One arm of ``record``, every seed classified (the arm's family and depth from its
+    info)."""
+    info = record.arm(arm)["info"]
+    statuses, losses, times, slopes = [], [], [], []
+    for seed in record.seeds:
+        final = record.run(arm, seed)["final"]
+        status, slope = stored_run_status(record, arm, seed, baseline, margin, flat)
+        statuses.append(status)
+        slopes.append(slope)
+        losses.append(final["initial_loss"] if status == DIVERGED else final["eval_loss"])
+        times.append(None if status == DIVERGED else time_to_train(
+            *record.curve(arm, "eval_loss", seed), baseline, margin))
+    lr = info["lr"] if "lr" in info else record.arm(arm)["recipe"].get("lr")   # peak rate
+    return DepthOutcome(info["family"], info["n_layer"], arm, tuple(statuses), tuple(losses),
+                        tuple(times), tuple(slopes), lr)
+
+
+def depth_outcomes(record, baseline: float, margin: float,
+                   flat: float = FLAT_SLOPE) -> dict[str, list[DepthOutcome]]:
+    """``{family: [DepthOutcome, ...]}`` of a record whose arms carry ``info["family"]`` and
+    ``info["n_layer"]`` (``postnorm_failure_depth``; the rate is ``info["lr"]``, else the
+    recipe's), families in the record's order, depths ascending. A grid spread over several
+    records is read as one: ``records.combine_records``.
+
+    Where a family was trained at several learning rates at one depth, it is scored at the
+    rate whose runs have the lowest mean loss (the losses ``compare`` reads: a diverged run
+    counts with its first training loss), and only that rate's runs enter its outcome; the
+    rule is decided at each arm's best rate, never at one rate tuned for one arm. Ties go to
+    the rate listed first in the record."""
+    groups: dict[tuple[str, int], list[DepthOutcome]] = {}
+    for arm in record.arms:
+        row = _arm_outcome(record, arm, baseline, margin, flat)
+        groups.setdefault((row.family, row.n_layer), []).append(row)
+    out: dict[str, list[DepthOutcome]] = {}
+    for (family, _), tried in groups.items():
+        ranked = sorted(tried, key=lambda r: sum(r.losses) / len(r.losses))   # stable
+        rates = tuple((r.lr, sum(r.losses) / len(r.losses)) for r in ranked)
+        out.setdefault(family, []).append(dataclasses.replace(ranked[0], rates=rates))
+    for rows in out.values():
+        rows.sort(key=lambda r: r.n_layer)
+    return out
+
+
+def failure_depth(rows: list[DepthOutcome]) -> int | None:
+    """The shallowest depth at which the family stops training; None if it never does."""
+    return next((r.n_layer for r in rows if r.outcome == STOPS), None)
+
+
+def describe(rows: list[DepthOutcome]) -> str:
+    """One family's outcome over depth in words, e.g. "trains at L = 6; slower at L = 12;
+    stops at L = 24, 48 (2 of 6 stopped runs diverged)"."""
+    parts = []
+    for outcome in (TRAINS, SLOWER, MIXED, STOPS):
+        depths = [str(r.n_layer) for r in rows if r.outcome == outcome]
+        if depths:
+            parts.append(f"{outcome} at L = {', '.join(depths)}")
+    stopped = [s for r in rows for s in r.statuses if s in (STALLED, DIVERGED)]
+    diverged = sum(s == DIVERGED for s in stopped)
+    note = f" ({diverged} of {len(stopped)} stopped runs diverged)" if diverged else ""
+    return "; ".join(parts) + note
+
+
+@dataclass(frozen=True)
+class FailureVerdict:
+    """The claims page's word for "``claim`` stops training past a few dozen layers", and
+    why."""
+
+    word: str
+    depth: int | None               # the claimed family's failure depth
+    comparison: Comparison | None   # claim vs reference at that depth
+    caveat: str | None
+    reason: str
+
+
+def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, reference: str,
+                    alternatives: tuple[str, ...] = (),
+                    few_dozen: int = FEW_DOZEN) -> FailureVerdict:
+    """Apply the rule of the module docstring to ``depth_outcomes``: does family ``claim``
+    train shallow and stop deeper, where ``reference`` trains clearly better? Each of
+    ``alternatives`` (the other post-norm families) that does not stop at that depth, and a
+    failure depth below ``few_dozen``, make the result a caveat."""
+    check_int("few_dozen", few_dozen)
+    for name in (claim, reference, *alternatives):
+        if name not in outcomes:
+            raise KeyError(f"no family {name!r}; the families are {list(outcomes)}")
+    rows = outcomes[claim]
+    depth = failure_depth(rows)
+    if rows[0].outcome != TRAINS:
+        return FailureVerdict(NOT_REPRODUCED, depth, None, None,
+                              f"{claim} does not train even at L = {rows[0].n_layer}, the "
+                              f"shallowest depth tried: no depth effect to locate")
+    if depth is None:
+        return FailureVerdict(NOT_REPRODUCED, None, None, None,
+                              f"{claim} does not stop training at any depth up to "
+                              f"L = {rows[-1].n_layer} ({describe(rows)})")
+    at = {}
+    for name in (claim, reference, *alternatives):
+        match = [r for r in outcomes[name] if r.n_layer == depth]
+        if not match:
+            raise KeyError(f"family {name!r} was not trained at L = {depth}")
+        at[name] = match[0]
+    cmp = compare({claim: at[claim].losses, reference: at[reference].losses},
+                  metric=f"validation loss at L = {depth}", better="lower")
+    if at[reference].outcome != TRAINS:
+        return FailureVerdict(NOT_REPRODUCED, depth, cmp, None,
+                              f"{reference} does not train at L = {depth} either "
+                              f"({at[reference].outcome})")
+    caveats = [f"{name} {at[name].outcome} at L = {depth}" for name in alternatives
+               if at[name].outcome != STOPS]
+    if depth < few_dozen:
+        caveats.append(f"fails already at L = {depth}, short of a few dozen layers "
+                       f"(L >= {few_dozen})")
+    caveat = "; ".join(caveats) or None
+    word = claim_word(cmp, expected=reference, caveat=caveat)
+    reason = (f"{claim} trains at L = {rows[0].n_layer} and stops from L = {depth}, where "
+              f"{reference} trains ({cmp.between(claim, reference).verdict} gap)")
+    return FailureVerdict(word, depth, cmp, caveat, reason + (f"; {caveat}" if caveat else ""))
+
+
+def seed_curves(record, arm: str, key: str = "train_loss") -> tuple[list, list]:
+    """``record.curves(arm, key)`` with missing values (a diverged step, stored as null) as
+    NaN, ready for ``plots.plot_seed_curves``."""
+    steps, values = record.curves(arm, key)
+    return steps, [[math.nan if v is None else v for v in seed] for seed in values]

@@ -1,0 +1,90 @@
+"""Chapter 6's rule for claim C13 (redundant deep layers), applied to the measures of
+``measure.redundancy``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from depthnotes.measure.redundancy import MANY_FRACTION, REMOVABLE_REL, removable_count
+from depthnotes.verdicts.compare import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
+
+
+def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
+    """The rule ``judge_redundancy`` applies, as a sentence for the page."""
+    return (f"Consecutive updates are similar because of training when every trained model's "
+            f"mean cosine over the block pairs after block 1 exceeds the highest untrained "
+            f"model's by more than the untrained models' min-max range. Many blocks can go "
+            f"when, in every trained model, the last n blocks can be removed with the loss "
+            f"within {rel:.0%} of the full loss for at least {many:.0%} of the blocks. Both "
+            f"must hold for the claim (then: reproduced with caveats); otherwise not "
+            f"reproduced at this scale. A verdict needs the measures of at least {MIN_SEEDS} "
+            f"trained models (seeds); from fewer the word is inconclusive, whatever the "
+            f"measures show.")
+
+
+@dataclass(frozen=True)
+class RedundancyCheck:
+    """The result of ``judge_redundancy``: per trained model (seed) and per untrained one."""
+
+    trained_cos: tuple[float, ...]     # mean cos(u_i, u_i+1) over pairs after block 1
+    untrained_cos: tuple[float, ...]   # the same mean, one per untrained model
+    removable: tuple[int, ...]         # removable_count, one per trained model
+    n_layer: int
+
+    @property
+    def models(self) -> int:
+        """How many trained models the measures come from."""
+        return len(self.trained_cos)
+
+    @property
+    def untrained_range(self) -> float:
+        return max(self.untrained_cos) - min(self.untrained_cos)
+
+    @property
+    def aligned(self) -> bool:
+        """Every trained cosine is above every untrained one by more than their range."""
+        return min(self.trained_cos) - max(self.untrained_cos) > self.untrained_range
+
+    @property
+    def many(self) -> bool:
+        """In every trained model at least ``MANY_FRACTION`` of the blocks can go."""
+        return min(self.removable) >= MANY_FRACTION * self.n_layer
+
+    @property
+    def word(self) -> str:
+        """``inconclusive`` below ``MIN_SEEDS`` trained models, else the claim's word."""
+        if self.models < MIN_SEEDS:
+            return INCONCLUSIVE
+        return WITH_CAVEATS if self.aligned and self.many else NOT_REPRODUCED
+
+
+def later_mean_cosine(cosines) -> float:
+    """Mean of ``update_cosines`` over the pairs after block 1 (block 1 turns the embedding
+    into a stream and is unlike the rest)."""
+    cosines = np.asarray(cosines, dtype=float)         # (L-1,)
+    if cosines.size < 2:
+        raise ValueError("need at least 3 blocks (2 update pairs) for the pairs after block 1")
+    return float(cosines[1:].mean())
+
+
+def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> RedundancyCheck:
+    """Apply ``redundancy_rule``. ``trained_cosines`` holds ``update_cosines`` of each trained
+    model (one array per seed), ``drop_losses`` each one's ``drop_last_losses`` (same order),
+    ``untrained_cosines`` one ``update_cosines`` array per untrained model of the same shape
+    (at least 2). Fewer than ``MIN_SEEDS`` trained models give ``inconclusive``."""
+    if len(trained_cosines) < 1 or len(trained_cosines) != len(drop_losses):
+        raise ValueError(f"need one drop_losses per trained model, got {len(trained_cosines)} "
+                         f"trained_cosines and {len(drop_losses)} drop_losses")
+    if len(untrained_cosines) < 2:
+        raise ValueError("untrained_cosines needs at least 2 untrained models (a range)")
+    drops = [np.asarray(d, dtype=float) for d in drop_losses]
+    for cos, drop in zip(trained_cosines, drops):
+        if len(cos) != drop.size - 1 or drop.size != drops[0].size:
+            raise ValueError(f"{len(cos)} update cosines do not belong to {drop.size} drop "
+                             f"losses (expect L - 1 and L, the same L for every model)")
+    return RedundancyCheck(tuple(later_mean_cosine(c) for c in trained_cosines),
+                           tuple(later_mean_cosine(c) for c in untrained_cosines),
+                           tuple(removable_count(d) for d in drops), int(drops[0].size))

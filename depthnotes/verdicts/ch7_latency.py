@@ -1,0 +1,136 @@
+"""Chapter 7's rule for claim C17 (at equal parameters, shallower is faster per token), and
+the trained shapes of chapter 6 that it times.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, memory_resident,
+                                      paired_ratios, versus_spread)
+from depthnotes.core.config import ModelConfig
+
+
+#: C17's rule (``c17_verdict``). The claim is made for the shapes chapter 6 trains, whose
+#: weights sit in cache: there the deepest shape of every family must be more than
+#: ``C17_MIN_RATIO`` times slower than its shallowest in every round. Where every shape streams
+#: from memory ("Where it stops holding") the claim is expected to weaken: such a family must
+#: still be slower at its deep end in every round, and it makes the verdict "with caveats" when
+#: it is not above ``C17_MIN_RATIO`` in every round or when its depth exponent (time ~ L^k
+#: between its ends) is below ``C17_CAVEAT_FACTOR`` times the smallest cache-resident family's.
+C17_MIN_RATIO = 1.5
+
+
+C17_CAVEAT_FACTOR = 0.5
+
+
+@dataclass(frozen=True)
+class DepthCost:
+    """A family of (about) equal parameter count, its shallowest against its deepest shape."""
+
+    shallow: int        # depth of the shallowest shape
+    deep: int           # depth of the deepest shape
+    ratio: Timing       # deep / shallow ms per token, round by round (paired_ratios)
+    exponent: float     # k with ratio = (deep / shallow)^k, from the median ratio: 1 when time
+                        # counts blocks, 0 when depth is free; comparable across depth ranges
+    memory_bound: bool  # every shape's weights are memory-resident (cache_regime)
+
+
+def depth_cost(results: Sequence[LatencyResult], cache: CacheSize | int) -> DepthCost:
+    """``DepthCost`` of one family's results (from one ``measure_rounds`` call)."""
+    if len({r.n_layer for r in results}) < 2:
+        raise ValueError("depth_cost needs a family with >= 2 different depths")
+    lo = min(results, key=lambda r: r.n_layer)
+    hi = max(results, key=lambda r: r.n_layer)
+    ratio = paired_ratios(hi.decode, lo.decode)
+    return DepthCost(lo.n_layer, hi.n_layer, ratio,
+                     math.log(ratio.median) / math.log(hi.n_layer / lo.n_layer),
+                     all(memory_resident(r.weight_bytes, cache) for r in results))
+
+
+def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
+    """Claim C17's verdict and its reason, by one rule (the constants above), every comparison
+    judged round by round with ``versus_spread``:
+
+    * "not reproduced at this scale" if any family's deepest shape is not slower than its
+      shallowest in every round, or any family not wholly memory-bound is not more than
+      ``C17_MIN_RATIO`` times slower in every round;
+    * "reproduced with caveats" if a memory-bound family is not more than ``C17_MIN_RATIO``
+      times slower in every round, or its exponent is below ``C17_CAVEAT_FACTOR`` times the
+      smallest exponent of the other families (depth still costs, but far less);
+    * "reproduced" otherwise."""
+    if not families:
+        raise ValueError("c17_verdict needs at least one family")
+
+    def ends(f: DepthCost) -> str:
+        return (f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x over the "
+                f"rounds")
+
+    failing = [f"{ends(f)}, not slower in every round" for f in families
+               if versus_spread(f.ratio, 1.0) != "above"]
+    failing += [f"{ends(f)}, not above {C17_MIN_RATIO:g}x in every round" for f in families
+                if not f.memory_bound and versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
+    if failing:
+        return "not reproduced at this scale", "; ".join(failing)
+    cached = [f.exponent for f in families if not f.memory_bound]
+    caveats = []
+    for f in (f for f in families if f.memory_bound):
+        if versus_spread(f.ratio, C17_MIN_RATIO) != "above":
+            caveats.append(f"memory-bound {ends(f)}, not above {C17_MIN_RATIO:g}x in every "
+                           f"round")
+        if cached and f.exponent < C17_CAVEAT_FACTOR * min(cached):
+            caveats.append(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
+                           f"under {C17_CAVEAT_FACTOR:g} x the cache-resident "
+                           f"L^{min(cached):.2f}")
+    if caveats:
+        return "reproduced with caveats", "; ".join(caveats)
+    return "reproduced", f"every family above {C17_MIN_RATIO:g}x in every round"
+
+
+# -- chapter 6's shapes -------------------------------------------------------------------
+#: Chapter 6's budget sweep, whose shapes and losses chapter 7 times: the one place that
+#: names the record, so a renamed record is a change of this line.
+BUDGET_SWEEP_RECORD = "budget_basin"
+
+
+@dataclass(frozen=True)
+class SweepShape:
+    """One trained shape of chapter 6's sweep: its budget, its config, its validation loss."""
+
+    budget: int
+    config: ModelConfig
+    loss: float                      # mean over the record's seeds
+    loss_range: tuple[float, float]  # min and max over the seeds
+    seeds: int                       # how many seeds the loss is the mean of
+    steps: int                       # training steps of the arm's recipe
+
+
+def budget_sweep_shapes(record=None, metric: str = "eval_loss",
+                        min_context: int = 0) -> list[SweepShape]:
+    """The shapes of chapter 6's budget sweep with their final ``metric``, in the record's order.
+
+    ``record`` is a ``records.Record``, a record name, or None for ``BUDGET_SWEEP_RECORD``.
+    Each arm's stored model config is used as it was trained, its context raised to at least
+    ``min_context`` (the positions a timing needs; it changes no weight that a step reads)."""
+    from depthnotes.experiments.records import Record, load_record
+
+    if not isinstance(record, Record):
+        record = load_record(record or BUDGET_SWEEP_RECORD)
+    final = record.final(metric)
+    shapes = []
+    for name in record.arms:
+        arm = record.arm(name)
+        config = ModelConfig(**arm["model"])
+        if config.context < min_context:
+            config = config.replace(context=min_context)
+        if any(v is None for v in final[name]):
+            raise ValueError(f"record {record.name!r}: arm {name!r} has no {metric} for some "
+                             f"seed (got {final[name]}); chapter 7 needs one for every seed")
+        losses = [float(v) for v in final[name]]
+        shapes.append(SweepShape(int(arm["info"]["budget"]), config,
+                                 statistics.fmean(losses), (min(losses), max(losses)),
+                                 len(losses), int(arm["recipe"]["steps"])))
+    return shapes
