@@ -130,7 +130,8 @@ def test_budget_basin_can_judge_a_basin():
     epochs its description states are the ones its recipe gives."""
     from depthnotes.training.budget import lr_for_width
     from depthnotes.data.corpus import load_corpus
-    from depthnotes.experiments.registry import epochs, get_experiment
+    from depthnotes.experiments.ch6 import epochs
+    from depthnotes.experiments.registry import get_experiment
 
     exp = get_experiment("budget_basin")
     budgets = {a.info["budget"] for a in exp.arms}

@@ -181,7 +181,7 @@ def test_final_probes_measure_each_application():
     entry per application, also for a weight-shared model); unknown names are refused."""
     from depthnotes.data.corpus import load_corpus
     from depthnotes.measure.depth_scaling import small_config
-    from depthnotes.experiments.registry import Arm
+    from depthnotes.experiments.spec import Arm
     from depthnotes.measure.record_probes import FINAL_PROBES, final_probes
     from depthnotes.core.model import Transformer
     from depthnotes.training.loop import TrainConfig

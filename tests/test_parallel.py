@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from depthnotes import ModelConfig
-from depthnotes.experiments.registry import Arm, Job, run_job
+from depthnotes.experiments.spec import Arm, Job, run_job
 from depthnotes.experiments.parallel import JobError, available_cores, job_seed, run_parallel
 from depthnotes.training.loop import TrainConfig
 
@@ -115,7 +115,7 @@ def test_runs_in_a_jupyter_kernel(tmp_path):
         import os
         os.environ["DEPTHNOTES_QUIET"] = "1"
         from depthnotes.experiments.parallel import run_parallel
-        from depthnotes.experiments.registry import Arm, Job, run_job
+        from depthnotes.experiments.spec import Arm, Job, run_job
         from depthnotes import ModelConfig
         from depthnotes.training.loop import TrainConfig
         tc = TrainConfig(steps=6, batch_size=4, context=16, eval_every=3, eval_batches=1)

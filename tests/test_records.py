@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from depthnotes.experiments.registry import EXPERIMENTS, get_experiment, window_means
+from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
+from depthnotes.experiments.spec import window_means
 from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, Record, check_current,
                                             find_record, load_record, round_float,
                                             round_floats, run_experiment, validate_record,
@@ -255,7 +256,7 @@ def test_the_second_rate_runs_the_shapes_its_rule_picks():
     """induction_rate_check's rule, fixed before the sweep ran: every shape of
     induction_depth_sweep that leaves some k below SOLVED with some seed at the first rate.
     The shapes written into the definition are the ones the stored sweep gives."""
-    from depthnotes.experiments.registry import INDUCTION_UNDONE, induction_rate_check
+    from depthnotes.experiments.ch3 import INDUCTION_UNDONE, induction_rate_check
     from depthnotes.verdicts.ch3_chasing import SOLVED
 
     sweep = load_record("induction_depth_sweep")

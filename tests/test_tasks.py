@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig
-from depthnotes.data.tasks import IGNORE, PointerChasing, follow_pointers, query_accuracy
+from depthnotes.data.tasks import IGNORE, PointerChasing, query_accuracy
+from oracles import follow_pointers
 from depthnotes.training.tasks import train_on_task
 
 

@@ -193,8 +193,9 @@ def test_verdict_not_reproduced_when_the_rule_fails():
 
 def test_on_the_quick_record():
     """The rule reads the record ``postnorm_failure_depth`` writes (its quick version)."""
-    from depthnotes.experiments.registry import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
-                                                 FAILURE_LR_GRID, get_experiment)
+    from depthnotes.experiments.ch4 import (FAILURE_FAMILIES, FAILURE_GRID_FAMILIES,
+                                            FAILURE_LR_GRID)
+    from depthnotes.experiments.registry import get_experiment
     from depthnotes.experiments.records import Record, run_experiment
 
     rec = Record.from_dict(run_experiment(get_experiment("postnorm_failure_depth", True),

@@ -36,8 +36,6 @@ and against simulation of the decoded rule for n = 16.
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import defaultdict
 
 from depthnotes.core.checks import check_int
@@ -193,45 +191,6 @@ def baselines(n: int, k: int) -> dict:
     return {"answer_query": answer_query_accuracy(n, k),
             "one_lookup": lookup_accuracy(n, k, 1),
             "two_lookups": lookup_accuracy(n, k, 2)}
-
-
-# -- brute force (small n) and a decoded rule to simulate (any n): used by the tests ------------
-def brute_force_accuracy(n: int, k: int, n_reads: int) -> float:
-    """Best accuracy over every address set of size ``n_reads`` (x = 0), by enumerating all
-    n! permutations: group by what the reads show, guess the most frequent answer."""
-    best = 0.0
-    for addresses in itertools.combinations(range(n), n_reads):
-        counts: dict = defaultdict(lambda: defaultdict(int))
-        for f in itertools.permutations(range(n)):
-            z = 0
-            for _ in range(k):
-                z = f[z]
-            counts[tuple(f[a] for a in addresses)][z] += 1
-        right = sum(max(c.values()) for c in counts.values())
-        best = max(best, right / math.factorial(n))
-    return best
-
-
-def decoded_rule(n: int, k: int, reads: tuple):
-    """The best rule for ``reads`` (names, 0 = x) as a function ``guess(f, x, others)``:
-    ``others`` are the concrete symbols standing for names 1, 2, ...; ``f`` a sequence."""
-    table = lookup_table(n, k, reads)
-
-    def guess(f, x: int, others: tuple) -> int:
-        name_of = {x: 0, **{s: i + 1 for i, s in enumerate(others)}}
-        symbol = {0: x, **{i + 1: s for i, s in enumerate(others)}}
-        seen = []
-        for r in reads:
-            v = f[symbol[r]]
-            if v not in name_of:
-                name_of[v] = len(name_of)
-                symbol[name_of[v]] = v
-            seen.append(name_of[v])
-        _, g, _ = table[tuple(seen)]
-        if g is not None:
-            return symbol[g]
-        return next(s for s in range(n) if s not in name_of)   # any point not seen
-    return guess
 
 
 # -- pointer doubling under a causal mask ------------------------------------------------------

@@ -312,15 +312,6 @@ def doubling_depth(hops: int) -> int:
     return 2 + math.ceil(math.log2(check_int("hops", hops, 1)))
 
 
-def follow_pointers(table: torch.Tensor, start: torch.Tensor, hops: int) -> torch.Tensor:
-    """``f^hops(start)`` for each row: ``table`` (B, n) holds f, ``start`` (B, q) the x's."""
-    check_int("hops", hops, 0)
-    x = start
-    for _ in range(hops):
-        x = torch.gather(table, 1, x)
-    return x
-
-
 @torch.no_grad()
 def query_accuracy(model, task: PointerChasing, hops: int, n_sequences: int = 256,
                    seed: int = 10**9) -> float:

@@ -2,7 +2,7 @@
 
 A notebook's own run is the fast version of an experiment; where an effect needs more
 compute, a record holds the longer run (EXPERIMENTS.md §4). ``run_experiment`` trains every
-arm × seed of a named experiment (``experiments.py``) in parallel worker processes and
+arm × seed of a named experiment (``experiments.registry``) in parallel worker processes and
 returns the record; ``write_record`` stores it as ``notebooks/records/NAME.json``; the command
 ``python -m depthnotes record NAME`` does both. A record holds:
 
@@ -52,7 +52,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from depthnotes.experiments.registry import EXPERIMENTS, Experiment, get_experiment, run_job
+from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
+from depthnotes.experiments.spec import Experiment, run_job
 from depthnotes.experiments.parallel import available_cores, run_parallel
 
 #: Version of the record layout; bump it when the keys change.
@@ -294,6 +295,7 @@ ADDED_FIELDS = {
     "ln_scaling": "none",        # ModelConfig: LayerNorm outputs unscaled
     "eval_every": 0,             # TaskRecipe: no accuracy curves
     "layout": "query_tokens",    # PointerChasing: one token per (k, x) query
+    "eval_seed": None,           # TrainConfig: held-out batches drawn from each run's seed
 }
 
 
@@ -331,7 +333,7 @@ def check_current(record: Record, experiment: Experiment | None = None) -> None:
                                           if len(diffs) > 8 else "")
         raise ValueError(
             f"record {record.name!r} ({record.path}) is stale: its configuration differs from "
-            f"the experiment defined in depthnotes/experiments/registry.py:\n  {shown}\n"
+            f"the experiment defined in depthnotes/experiments/:\n  {shown}\n"
             f"Regenerate it with `{experiment.command}`.")
 
 

@@ -1,7 +1,7 @@
 """Measurements a record takes on the model it trains: at initialisation, after every step, at
 the end.
 
-A record's runs keep losses (``experiments._run_corpus``); the model itself is gone when the
+A record's runs keep losses (``experiments.spec._run_corpus``); the model itself is gone when the
 worker returns, so whatever a chapter reads about the model's insides is measured here, in the
 worker, and stored with the run. Two ways to ask, both part of the arm's stored info (so
 changing them makes the record stale), both measured on held-out batches from
@@ -107,7 +107,7 @@ PROBE_SEQUENCES = 64
 
 def final_probes(model, corpus, arm) -> dict:
     """The per-layer measurements ``arm.info["final_probes"]`` names, on ``model`` (an
-    ``experiments.Arm``; none when it names none): ``depth_scaling.layer_removal_cost`` (loss
+    ``experiments.spec.Arm``; none when it names none): ``depth_scaling.layer_removal_cost`` (loss
     rise when one application is removed), ``probes.residual_variance_by_layer`` and chapter
     6's ``redundancy`` measures (``update_cosines``, ``angular_distances``,
     ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the full

@@ -2,7 +2,7 @@
 verdict (``hop_depth``) shares: the levels, the families, a sweep's shapes at their best rate
 and the depth needed.
 
-The record ``khop16_depth_sweep`` (``experiments.py``; ``khop_depth_sweep`` is the earlier
+The record ``khop16_depth_sweep`` (``experiments.ch3``; ``khop_depth_sweep`` is the earlier
 one on twelve symbols) trains two families of models on k-hop pointer chasing, three seeds
 each: *fixed width* (d held, one block more at a time: what an
 added block buys) and *fixed parameters* (wider when shallower: what depth buys at equal

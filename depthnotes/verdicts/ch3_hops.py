@@ -1,7 +1,7 @@
 """Chapter 3's verdict on C5 from the k-hop induction sweep: the depth each k needs, set
 beside the two circuits' predictions.
 
-The sweep (records ``induction_depth_sweep`` and ``induction_rate_check``, ``experiments.py``)
+The sweep (records ``induction_depth_sweep`` and ``induction_rate_check``, ``experiments.ch3``)
 trains two families on ``tasks.InductionHops``, three seeds per shape, each shape scored at
 the better of two learning rates (``khop_analysis.family_shapes``): *fixed width* (d held,
 one block more at a time) and *fixed parameters* (wider when shallower). Per k, a model

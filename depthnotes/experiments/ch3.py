@@ -1,0 +1,428 @@
+"""Chapter 3's experiments (claim C5): the sweep over k-hop induction heads that the verdict
+rests on, its second learning rate, its kept models and its alphabet's calibration
+(``induction_*``; ``induction_fast`` is the page's own run, not a record); and the first task,
+k-hop pointer chasing (``khop*``), whose twelve-symbol sweep chapter 8's looped arms are built
+from.
+"""
+
+from __future__ import annotations
+
+from depthnotes.core.config import ModelConfig
+from depthnotes.data.tasks import InductionHops, PointerChasing
+from depthnotes.experiments.spec import Arm, Experiment, register, TaskRecipe
+
+
+@register
+def khop_depth_sweep(quick: bool = False) -> Experiment:
+    task = PointerChasing(max_hops=3, n_nodes=12, n_queries=12)
+    base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    width_depths = (1, 2) if quick else (1, 2, 3, 4, 5, 6)
+    budget_depths = (1, 2) if quick else (1, 2, 3, 4, 6)
+    budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
+    recipe = TaskRecipe(steps=30 if quick else 5000, batch_size=64, lr=3e-3, warmup=100,
+                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
+                             lambda cfg: (1e-3, 3e-3, 1e-2) if cfg.n_layer == 1 else (3e-3,))
+    return Experiment(
+        name="khop_depth_sweep", quick=quick,
+        description=(
+            "Chapter 3 (C5): k-hop pointer chasing over 12 symbols, k = 1, 2, 3 mixed in "
+            "every sequence (12 queries). Two families of pre-norm models (4 heads, GPT-2 "
+            "init): fixed width d = 64 with L = 1..6 blocks, and fixed parameters at "
+            f"{budget:,} non-embedding parameters (the L = 4, d = 64 model's count) with "
+            "L = 1, 2, 3, 4, 6, wider when shallower (shapes_for_budget, d a multiple of 4); "
+            "the L = 4 model belongs to both. train_on_task: batch 64, AdamW peak lr 3e-3, "
+            "100 warm-up steps, cosine decay to zero, 5,000 steps (320,000 fresh sequences). "
+            "The learning rate was chosen on single-seed calibration runs (1e-3 was worse "
+            "for L = 2); the one-block models, whose failure the verdict rests on, also run "
+            "at 1e-3 and 1e-2 so that each can be given its best rate. Accuracy per k every "
+            "250 steps on 128 fresh sequences, and at the end on 512. Three seeds."),
+        measures=("training loss per step (window means); accuracy per k every 250 steps "
+                  "(128 sequences, 12 queries each) and after training (512 sequences)"),
+        data=task, arms=tuple(arms), seeds=(0, 1, 2))
+
+
+def _khop_family_arms(base: ModelConfig, width_depths, budget_depths, budget: int,
+                      recipe: TaskRecipe, rates) -> tuple[Arm, ...]:
+    """Chapter 3's two families as arms: *fixed width* (``base`` at each of ``width_depths``)
+    and *fixed parameters* (``budget`` non-embedding parameters at each of ``budget_depths``,
+    wider when shallower; a shape in both families is one arm), each shape at every learning
+    rate of ``rates(config)``. ``info["families"]`` says which families an arm belongs to."""
+    from depthnotes.core.params import shapes_for_budget
+
+    families: dict[ModelConfig, list[str]] = {}
+    for L in width_depths:
+        families.setdefault(base.replace(n_layer=L), []).append("fixed width")
+    for s in shapes_for_budget(budget, base, n_layers=list(budget_depths), tolerance=0.1,
+                               d_multiple=4):
+        families.setdefault(s.config, []).append("fixed parameters")
+    return tuple(_khop_arm(cfg, recipe, lr, fam)
+                 for cfg, fam in families.items() for lr in rates(cfg))
+
+
+def _khop_arm(cfg: ModelConfig, recipe: TaskRecipe, lr: float, families: list[str]) -> Arm:
+    """One of chapter 3's arms: ``cfg`` trained by ``recipe`` at ``lr``, named and described
+    the way ``khop_analysis`` reads it (``info``: shape, rate, families, parameters)."""
+    return Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg, recipe.replace(lr=lr),
+               {"n_layer": cfg.n_layer, "d_model": cfg.d_model, "lr": lr,
+                "families": families, "non_embedding": count_params_non_embedding(cfg)})
+
+
+@register
+def khop16_depth_sweep(quick: bool = False) -> Experiment:
+    task = PointerChasing(max_hops=3, n_nodes=16, n_queries=12, layout="hop_marker")
+    base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    width_depths = (1, 2) if quick else (1, 2, 3, 4)
+    budget_depths = (1, 2) if quick else (1, 2, 3, 4)
+    budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
+    recipe = TaskRecipe(steps=30 if quick else 4000, batch_size=64, lr=3e-3, warmup=100,
+                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
+                             lambda cfg: (1e-3, 3e-3) if cfg.n_layer <= 2 else (3e-3,))
+    return Experiment(
+        name="khop16_depth_sweep", quick=quick,
+        description=(
+            "Chapter 3 (C5), the sweep the verdict rests on: k-hop pointer chasing over 16 "
+            "symbols, k = 1, 2, 3 mixed in every sequence (12 queries), in the 'hop_marker' "
+            "layout (each query is a hop marker and then the start symbol's own token). Why "
+            "16 symbols and this layout: in khop_depth_sweep (12 symbols, one token per "
+            "query) one block 128 wide held the whole table; on 16 symbols the one-token "
+            "layout learned nothing beyond one hop in 12,000 steps, while this layout "
+            "learned two hops in 4,000 (single-seed calibration runs, described in the "
+            "chapter). Two families of pre-norm models (4 heads, GPT-2 init): fixed width "
+            f"d = 64 with L = 1..4, and fixed parameters at {budget:,} non-embedding "
+            "parameters (the L = 4, d = 64 model's count) with L = 1..4, wider when "
+            "shallower. train_on_task: batch 64, AdamW, 100 warm-up steps, cosine decay "
+            "to zero, 4,000 steps (256,000 fresh sequences). Learning rates: 3e-3 for "
+            "every shape (the calibration's rate), and 1e-3 as well for the one- and "
+            "two-block shapes, where the verdict's comparisons are; each shape is scored "
+            "at its best rate. Cut for CPU time (about 65 minutes on 2 workers as it is): "
+            "1e-3 for L >= 3, depths 5 and 6. A rate that is wrong for a deep shape can "
+            "only understate what depth buys. Accuracy per k every 250 steps on 128 fresh "
+            "sequences, and at the end on 512. Three seeds."),
+        measures=("training loss per step (window means); accuracy per k every 250 steps "
+                  "(128 sequences, 12 queries each) and after training (512 sequences)"),
+        data=task, arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def khop16_rate_check(quick: bool = False) -> Experiment:
+    sweep = khop16_depth_sweep(quick)
+    deepest = 2 if quick else 3            # the quick sweep stops at two blocks
+    deep = [a for a in sweep.arms if a.info["n_layer"] >= deepest and a.info["lr"] == 3e-3]
+    arms = tuple(Arm(a.name.replace("lr=0.003", "lr=0.001"), a.model,
+                     a.recipe.replace(lr=1e-3), {**a.info, "lr": 1e-3}) for a in deep)
+    return Experiment(
+        name="khop16_rate_check", quick=quick,
+        description=(
+            "Chapter 3, added after khop16_depth_sweep had run: there 1e-3 was far better "
+            "than 3e-3 for every one- and two-block shape, and the deeper shapes (L >= 3), "
+            "which ran at 3e-3 only, did worse than two blocks. To give them the same two "
+            "rates, they run again at 1e-3, with the sweep's task, recipe and seeds."),
+        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
+
+
+@register
+def khop16_query_tokens(quick: bool = False) -> Experiment:
+    import dataclasses
+
+    sweep = khop16_depth_sweep(quick)
+    task = dataclasses.replace(sweep.data, layout="query_tokens")
+    two = [a for a in sweep.arms if a.name.startswith("L=2 d=64 ")]
+    arms = tuple(Arm(a.name, a.model.replace(vocab_size=task.vocab_size,
+                                             context=task.seq_len), a.recipe, a.info)
+                 for a in two)
+    return Experiment(
+        name="khop16_query_tokens", quick=quick,
+        description=(
+            "Chapter 3's calibration of the layout, as a record: khop16_depth_sweep's "
+            "two-block, 64-wide arms (lr 1e-3 and 3e-3, the same recipe and seeds) on the "
+            "same task written in the 'query_tokens' layout (one token per query, its own "
+            "embedding for each (k, x)), to set beside the sweep's 'hop_marker' arms: does "
+            "the way a query is written decide whether two hops are learned in 4,000 steps?"),
+        measures=sweep.measures, data=task, arms=arms, seeds=sweep.seeds)
+
+
+@register
+def khop16_models(quick: bool = False) -> Experiment:
+    sweep = khop16_depth_sweep(quick)
+    kept = ("L=1 d=128 lr=0.001", "L=2 d=64 lr=0.001") if not quick else \
+        ("L=1 d=64 lr=0.001", "L=2 d=64 lr=0.001")      # the quick sweep has no d = 128
+    return Experiment(
+        name="khop16_models", quick=quick, keep_models=True,
+        description=(
+            "Chapter 3's look inside: two arms of khop16_depth_sweep at lr 1e-3, each "
+            "shape's best rate there: the widest one block (d = 128, which chained two hops "
+            "with every seed) and two blocks at d = 64 (which solved two hops with every "
+            "seed), trained again with seed 0 by the same code, so that their weights can "
+            "be stored (NAME.models.pt beside this file) and their attention read. "
+            "Training is deterministic on one machine; on another CPU the arithmetic may "
+            "differ in the last bits, so the chapter checks that their accuracies agree "
+            "with the sweep's seed-0 runs to within 0.02, not exactly."),
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
+
+
+@register
+def khop16_heads(quick: bool = False) -> Experiment:
+    sweep = khop16_depth_sweep(quick)
+    one = sweep.arms[0]
+    shapes = ((1, 64), (2, 64)) if quick else ((1, 128), (2, 64))
+    arms = []
+    for heads in (1, 2):
+        for L, d in shapes:
+            arm = _khop_arm(one.model.replace(n_layer=L, d_model=d, n_head=heads),
+                            one.recipe, 1e-3, [])
+            arms.append(Arm(f"L={L} d={d} heads={heads} lr=0.001", arm.model, arm.recipe,
+                            {**arm.info, "n_head": heads}))
+    return Experiment(
+        name="khop16_heads", quick=quick,
+        description=(
+            "Chapter 3, added after the task's check had failed on 16, 20 and 24 symbols "
+            "(one block 128 wide with 4 heads chained two hops). Our guess: a one-block "
+            "model can only answer f(f(x)) by reading f(x) with one head and the rest of "
+            "the table with others, and with one head per block it cannot do both. "
+            "Single-seed "
+            "calibration runs (4,000 steps, not kept): one head, one block 128 wide 0.13, "
+            "two blocks 64 wide 0.17 (0.13 at 3e-3); two heads, one block 128 wide 0.36. "
+            "This record: the check's two shapes (one block 128 wide, two blocks 64 wide) "
+            "with 1 and with 2 heads per block, the sweep's task, recipe and seeds, at "
+            "1e-3 (the best rate of both shapes with 4 heads)."),
+        measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
+
+
+def _khop_long(name: str, n_nodes: int, quick: bool, description: str) -> Experiment:
+    """Chapter 3's check of the task on a larger table: ``khop16_depth_sweep``'s task on
+    ``n_nodes`` symbols, trained three times as long (12,000 steps at 1e-3), with the two
+    shapes the check needs, one block 128 wide and two blocks 64 wide; three seeds."""
+    import dataclasses
+
+    sweep = khop16_depth_sweep(quick)
+    task = dataclasses.replace(sweep.data, n_nodes=n_nodes)
+    recipe = sweep.arms[0].recipe.replace(steps=30 if quick else 12000,
+                                          eval_every=10 if quick else 500)
+    base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
+    shapes = ((1, 128), (2, 64))         # the sweep's widest one block; two blocks at d = 64
+    arms = tuple(_khop_arm(base.replace(n_layer=L, d_model=d), recipe, 1e-3,
+                           ["fixed parameters" if L == 1 else "fixed width"])
+                 for L, d in shapes)
+    return Experiment(
+        name=name, quick=quick, description=description,
+        measures=("training loss per step (window means); accuracy per k every 500 steps "
+                  "(128 sequences, 12 queries each) and after training (512 sequences)"),
+        data=task, arms=arms, seeds=sweep.seeds)
+
+
+@register
+def khop20_long(quick: bool = False) -> Experiment:
+    return _khop_long("khop20_long", 20, quick, (
+        "Chapter 3, added after khop16_depth_sweep had run, because its check failed: on "
+        "16 symbols one block 128 wide chained two hops with every seed. Single-seed "
+        "calibration runs at 4,000 steps and 1e-3 (not kept) on larger tables: on 20 "
+        "symbols one block 128 wide answered 0.27 of two-hop queries and two blocks 64 "
+        "wide 0.17; on 24 symbols 0.17 and 0.10: neither chained two hops. So this "
+        "record trains on 20 symbols (the sweep's task otherwise: k = 1..3, 12 queries, "
+        "hop-marker layout) for three times as long, 12,000 steps (768,000 fresh "
+        "sequences), the two shapes the check needs: the widest one block (d = 128) "
+        "and two blocks at d = 64, which have about half its parameters. lr 1e-3, the "
+        "best of the sweep's grid for both shapes on 16 symbols; 100 warm-up steps, "
+        "cosine decay. Accuracy per k every 500 steps on 128 fresh sequences, and at "
+        "the end on 512. Three seeds. Cut for CPU time (about 40 minutes on 2 workers "
+        "as it is): the rest of both families, and a second rate."))
+
+
+@register
+def khop24_long(quick: bool = False) -> Experiment:
+    return _khop_long("khop24_long", 24, quick, (
+        "Chapter 3, added after khop20_long had run: there one block 128 wide beat the bar "
+        "with every seed and solved two hops with two of three (two blocks 64 wide were not "
+        "told apart from it), so the check failed again on 20 symbols. Twenty-four symbols "
+        "was the calibration's other table, where in 4,000 steps (one seed) both shapes "
+        "stayed at or below the bar. The same record as khop20_long on 24 symbols: 12,000 "
+        "steps at 1e-3, one block 128 wide and two blocks 64 wide, three seeds. Cut for "
+        "CPU time (about 50 minutes on 2 workers as it is): the rest of both families, "
+        "and a second rate."))
+
+
+#: Chapter 3's induction sweep: the task, the width of the fixed-width family, its depths,
+#: and the fixed-parameter family's depths (budget: the L = 4, d = 64 model's count).
+INDUCTION_TASK = InductionHops(hops=(1, 2, 4, 8), n_symbols=4, length=64)
+
+
+INDUCTION_WIDTH_DEPTHS = (1, 2, 3, 4, 5, 6)
+
+
+INDUCTION_BUDGET_DEPTHS = (1, 2, 3, 4, 6)
+
+
+#: The learning-rate grid: every shape at the first rate; a shape that leaves some k undone
+#: (below khop_analysis.SOLVED) with some seed there also at the second
+#: (``induction_rate_check``), and is scored at the better of the two.
+INDUCTION_RATES = (1e-3, 3e-3)
+
+
+def _induction_recipe(quick: bool) -> TaskRecipe:
+    return TaskRecipe(steps=20 if quick else 8000, batch_size=16, lr=INDUCTION_RATES[0],
+                      warmup=200, eval_sequences=16 if quick else 256,
+                      eval_every=10 if quick else 500)
+
+
+@register
+def induction_depth_sweep(quick: bool = False) -> Experiment:
+    task = INDUCTION_TASK
+    base = ModelConfig(n_layer=1, d_model=64, n_head=4, vocab_size=task.vocab_size,
+                       context=task.seq_len)
+    width_depths = (1, 2) if quick else INDUCTION_WIDTH_DEPTHS
+    budget_depths = (1, 2) if quick else INDUCTION_BUDGET_DEPTHS
+    budget = count_params_non_embedding(base.replace(n_layer=4))
+    recipe = _induction_recipe(quick)
+    arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
+                             lambda cfg: INDUCTION_RATES[:1])
+    return Experiment(
+        name="induction_depth_sweep", quick=quick,
+        description=(
+            "Chapter 3 (C5), the sweep the verdict rests on: k-hop induction heads "
+            "(tasks.InductionHops; the task of Sanford, Hsu & Telgarsky 2024) over 64 "
+            "symbols of a 4-letter alphabet, k = 1, 2, 4, 8, one k per sequence, every "
+            "position a query. Why this task: on pointer chasing over a table (the khop* "
+            "records) one wide block held tables of 12 to 24 symbols, no shape learned "
+            "three hops, and the causal table layout blocks pointer doubling; here every "
+            "pointer points left, so both a chain of single hops (k + 1 blocks) and "
+            "doubling (2 + ceil(log2 k) blocks) are open, and in the standard circuit one "
+            "hop takes two blocks (one block can only approximate it, by reading a few "
+            "places back). Chosen on single-seed calibration runs (4,000-6,000 steps, not "
+            "kept except induction16_calibration; the chapter describes them): k = 1..8 "
+            "mixed learned too slowly, k = 1, 2, 4, 8 learned k <= 4 within 4,000 steps at "
+            "L = 5. Two families of pre-norm "
+            "models (4 heads, GPT-2 init): fixed width d = 64 with L = 1..6, and fixed "
+            f"parameters at {budget:,} non-embedding parameters (the L = 4, d = 64 "
+            "model's count) with L = 1, 2, 3, 4, 6, wider when shallower. train_on_task: "
+            "batch 16, AdamW peak lr 1e-3, 200 warm-up steps, cosine decay to zero, 8,000 "
+            "steps (128,000 fresh sequences). Every shape that leaves some k undone with "
+            "some seed also runs at 3e-3 (induction_rate_check), a rule fixed before this "
+            "record ran. Accuracy per k every 500 steps on 128 fresh sequences, and at the "
+            "end on 256. Three seeds."),
+        measures=("training loss per step (window means); accuracy per k every 500 steps "
+                  "(128 sequences, every position with an answer) and after training (256 "
+                  "sequences)"),
+        data=task, arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def induction16_calibration(quick: bool = False) -> Experiment:
+    sweep = induction_depth_sweep(quick)
+    task = InductionHops(hops=(1, 2, 4), n_symbols=16, length=128)
+    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 6000,
+                                          eval_every=10 if quick else 750)
+    base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
+    shapes = ((1, 64), (2, 64)) if quick else ((1, 128), (5, 64))
+    arms = tuple(_khop_arm(base.replace(n_layer=L, d_model=d), recipe, recipe.lr,
+                           ["fixed parameters" if L == 1 else "fixed width"])
+                 for L, d in shapes)
+    return Experiment(
+        name="induction16_calibration", quick=quick,
+        description=(
+            "Chapter 3's calibration of the induction task's alphabet, kept as a record "
+            "after the fact: the same two single-seed runs we made while choosing the task, "
+            "on sixteen letters over 128 positions (k = 1, 2, 4), where the last match lies "
+            "further back and a window of reads answers fewer chains than on four letters: "
+            "one block 128 wide and five blocks 64 wide, 6,000 steps of 16 sequences at "
+            "1e-3 (the sweep's recipe otherwise). One seed: an illustration of why the sweep "
+            "stayed on four letters (nothing beyond one hop was learned here), not a "
+            "verdict."),
+        measures=("training loss per step (window means); accuracy per k every 750 steps "
+                  "(128 sequences) and after training (256 sequences)"),
+        data=task, arms=arms, seeds=(0,))
+
+
+def induction_fast(quick: bool = False) -> Experiment:
+    """Chapter 3's own run, the fast version of ``induction_depth_sweep`` that the page
+    trains itself in about half a minute (not a record: nothing stores it): the same task
+    family and recipe, cut to k = 1, 2 over 32 symbols, the fixed-width family's first three
+    depths, 1,500 steps and one seed. An illustration; the verdict reads the record."""
+    sweep = induction_depth_sweep(quick)
+    task = InductionHops(hops=(1, 2), n_symbols=sweep.data.n_symbols, length=32)
+    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 1500, warmup=100,
+                                          eval_every=10 if quick else 250)
+    base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
+    arms = tuple(_khop_arm(base.replace(n_layer=L), recipe, recipe.lr, ["fixed width"])
+                 for L in ((1, 2) if quick else (1, 2, 3)))
+    return Experiment(
+        name="induction_fast", quick=quick,
+        description=("Chapter 3's own run: induction_depth_sweep cut to k = 1, 2 over 32 "
+                     "symbols, L = 1, 2, 3 at d = 64, 1,500 steps, one seed."),
+        measures=sweep.measures, data=task, arms=arms, seeds=(0,))
+
+
+#: The shapes of ``induction_depth_sweep`` that leave some k undone (below SOLVED) with some
+#: seed at the first rate, as (n_layer, d_model): filled in from that record by the rule
+#: above, which ``tests/test_records.py`` applies to the stored record again.
+INDUCTION_UNDONE = ((1, 64), (1, 128), (2, 64), (2, 92), (3, 64), (3, 72), (4, 64), (5, 64),
+                    (6, 52), (6, 64))          # every shape: none does k = 8 with any seed
+
+
+@register
+def induction_rate_check(quick: bool = False) -> Experiment:
+    """The second rate of the induction sweep's grid, run on the shapes its rule picked
+    (every one: none does k = 8 at 1e-3). Chapter 3 reads it beside the sweep's record and
+    scores each shape at its better rate (``khop_analysis.family_shapes``)."""
+    sweep = induction_depth_sweep(quick)
+    undone = {(a.info["n_layer"], a.info["d_model"]) for a in sweep.arms[:2]} if quick \
+        else set(INDUCTION_UNDONE)
+    arms = tuple(_khop_arm(a.model, a.recipe, INDUCTION_RATES[1], a.info["families"])
+                 for a in sweep.arms if (a.info["n_layer"], a.info["d_model"]) in undone)
+    return Experiment(
+        name="induction_rate_check", quick=quick,
+        description=(
+            "Chapter 3 (C5): the second rate of the induction sweep's grid. Every shape of "
+            "induction_depth_sweep that left some k undone (below 0.9) with some seed at "
+            "1e-3 runs again at 3e-3, with the same task, recipe and seeds; each shape is "
+            "scored at the better rate. The rule was fixed before the sweep ran; which "
+            "shapes it picked was read off the sweep's record (INDUCTION_UNDONE)."),
+        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
+
+
+@register
+def induction_models(quick: bool = False) -> Experiment:
+    sweep = induction_depth_sweep(quick)
+    kept = {"L=2 d=64 lr=0.001", "L=3 d=64 lr=0.001"} if quick else \
+        {"L=3 d=64 lr=0.001", "L=5 d=64 lr=0.001"}
+    return Experiment(
+        name="induction_models", quick=quick, keep_models=True,
+        description=(
+            "Chapter 3's look inside the induction task: seed 0 of two fixed-width arms of "
+            "induction_depth_sweep at 1e-3, three blocks (two hops by doubling or by "
+            "chasing take three) and five (four hops: four blocks by doubling, five by "
+            "chasing), trained again by the same code so that their weights can be stored "
+            "(NAME.models.pt beside this file) and their attention read. On one machine "
+            "the runs equal the sweep's; on another CPU the last bits may differ, so the "
+            "chapter checks agreement to within 0.02, not exactly."),
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
+
+
+def count_params_non_embedding(config: ModelConfig) -> int:
+    from depthnotes.core.params import count_params
+
+    return count_params(config).non_embedding
+
+
+@register
+def khop_rate_check(quick: bool = False) -> Experiment:
+    sweep = khop_depth_sweep(quick)
+    two = [a for a in sweep.arms if a.info["n_layer"] == 2]
+    arms = tuple(Arm(a.name.replace("lr=0.003", "lr=0.001"), a.model, a.recipe.replace(lr=1e-3),
+                     {**a.info, "lr": 1e-3}) for a in two)
+    return Experiment(
+        name="khop_rate_check", quick=quick,
+        description=(
+            "Chapter 3, added after khop_depth_sweep had run: there the one-block models' "
+            "learning-rate grid showed 1e-3 far better than the 3e-3 every deeper shape "
+            "ran at (the widest one-block model solved two hops at 1e-3 with every seed). "
+            "To see whether depth was held back by its rate, the two-block shapes of both "
+            "families run again at 1e-3, with the sweep's task, recipe and seeds. The "
+            "deeper shapes (L >= 3) were not re-run at 1e-3: about 110 more CPU-minutes "
+            "than the session had."),
+        measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)

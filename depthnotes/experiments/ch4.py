@@ -1,0 +1,87 @@
+"""Chapter 4's experiment (claim C8b): the depth at which post-norm stops training.
+"""
+
+from __future__ import annotations
+
+from depthnotes.core.config import ModelConfig
+from depthnotes.training.loop import TrainConfig
+from depthnotes.experiments.spec import Arm, Experiment, register
+
+
+#: The arm families of ``postnorm_failure_depth``, each trained at every depth: (label, short
+#: label for a crowded axis, norm, init, with warm-up). The post-norm families cross the two
+#: inits (the papers' Xavier, and N(0, 0.02²) on every matrix, ``init="normal"``, which lacks
+#: GPT-2's 0.02/sqrt(2L) on the residual projections) with and without warm-up; pre-norm with
+#: the papers' init is the reference that differs from the first family in the norm's place
+#: only.
+FAILURE_FAMILIES = (
+    ("post-norm, Xavier, no warm-up", "post X", "post", "xavier", False),
+    ("post-norm, Xavier, warm-up", "post X+w", "post", "xavier", True),
+    ("post-norm, N(0, 0.02²), no warm-up", "post N", "post", "normal", False),
+    ("post-norm, N(0, 0.02²), warm-up", "post N+w", "post", "normal", True),
+    ("pre-norm, Xavier, no warm-up", "pre X", "pre", "xavier", False),
+)
+
+
+#: The peak learning rate of every arm, and the smaller rates also tried for the families
+#: the verdict compares (the first and the last of ``FAILURE_FAMILIES``) at the deepest two
+#: depths, where the verdict is decided: ``trainability.depth_outcomes`` scores each family
+#: at each depth at its best rate.
+FAILURE_LR = 1e-3
+
+
+FAILURE_LR_GRID = (3e-4,)
+
+
+FAILURE_GRID_FAMILIES = (FAILURE_FAMILIES[0][0], FAILURE_FAMILIES[-1][0])
+
+
+@register
+def postnorm_failure_depth(quick: bool = False) -> Experiment:
+    from depthnotes.data.corpus import load_corpus
+
+    depths = (1, 2) if quick else (6, 12, 24, 48)
+    grid_depths = depths[-1:] if quick else depths[-2:]
+    steps, warmup = (4, 2) if quick else (300, 100)
+    recipe = TrainConfig(steps=steps, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=FAILURE_LR, warmup_steps=0,
+                         decay="cosine", grad_clip=1.0, eval_every=2 if quick else 50,
+                         eval_batches=1 if quick else 16)
+    vocab = load_corpus().vocab_size
+    arms = []
+    for L in depths:
+        for family, short, norm, init, warm in FAILURE_FAMILIES:
+            grid = FAILURE_LR_GRID if family in FAILURE_GRID_FAMILIES and L in grid_depths \
+                else ()
+            for lr in (FAILURE_LR,) + grid:
+                arms.append(Arm(
+                    f"{family}, L={L}" + (f", lr={lr:g}" if lr != FAILURE_LR else ""),
+                    ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128,
+                                vocab_size=vocab, context=64, norm=norm, init=init),
+                    recipe.replace(lr=lr, warmup_steps=warmup if warm else 0),
+                    {"family": family, "short": short, "norm": norm, "init": init,
+                     "warmup_steps": warmup if warm else 0, "n_layer": L, "lr": lr}))
+    return Experiment(
+        name="postnorm_failure_depth", quick=quick,
+        description=(
+            "Chapter 4 (C8): where plain post-norm stops training. Chapter 4's thin shape "
+            "(d = 64, FFN 128, 2 heads) at L = 6, 12, 24 and 48 on the shipped corpus; "
+            "post-norm with the post-LN papers' Xavier init (embeddings and head keep "
+            "N(0, 0.02²)) and with N(0, 0.02²) on every matrix (init \"normal\", without "
+            "GPT-2's 0.02/sqrt(2L) on the residual projections), each without warm-up and "
+            "with 100 warm-up steps, and pre-norm with Xavier init (no warm-up) as the "
+            "reference. 3 seeds per arm; 300 steps of 16 x 64 characters, AdamW peak lr "
+            "1e-3, cosine decay to a tenth of the peak, clipping at 1; validation loss every "
+            "50 steps on 16 batches of 16 x 64 held-out characters. Learning-rate grid: "
+            "the two families the verdict compares (post-norm Xavier without warm-up, "
+            "pre-norm Xavier) are also trained at lr 3e-4 at L = 24 and 48, and each family "
+            "is scored at each depth at the rate with the lower mean final validation loss "
+            "(trainability.depth_outcomes). Cut to fit about 50 CPU-minutes (timed at about "
+            "5.4 ms per block per step on one thread): a two-rate grid for those two "
+            "families at the two deepest depths only (the other arms and depths at lr 1e-3 "
+            "alone), no depth between 6 and 12 or beyond 48, 300 steps (about 0.7 epoch), "
+            "3 seeds rather than 5, and no pre-norm warm-up arm."),
+        measures=("training loss per step; validation loss every 50 steps and after the "
+                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))

@@ -1,0 +1,233 @@
+"""Chapter 5's experiments (claims C9, C10, C12): pre-norm against post-norm, how a pre-norm
+stack uses its layers, and DeepNorm at depth, up to 1,000 layers.
+"""
+
+from __future__ import annotations
+
+from depthnotes.core.config import ModelConfig
+from depthnotes.training.loop import TrainConfig
+from depthnotes.experiments.spec import Arm, Experiment, register
+
+
+@register
+def deepnorm_1000_layers(quick: bool = False) -> Experiment:
+    L = 3 if quick else 1000
+    recipe = TrainConfig(steps=3 if quick else 100, batch_size=2 if quick else 8, context=32,
+                         lr=1e-3, warmup_steps=20, grad_clip=1.0,
+                         eval_every=1 if quick else 50, eval_batches=1 if quick else 4)
+    families = [f for f in FIX_FAMILIES if f[2] in ("post", "deepnorm")]
+    arms = tuple(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
+                     {"family": family, "short": short, "norm": norm, "init": init,
+                      "n_layer": L})
+                 for family, short, norm, init in families)
+    return Experiment(
+        name="deepnorm_1000_layers", quick=quick,
+        description=(
+            "Chapter 5 (C12): DeepNorm against plain post-norm with the papers' Xavier init "
+            "(the arms of deepnorm_depth_comparison) at 1,000 blocks of the thin shape "
+            "(d = 64, FFN 128, 2 heads; 33.5 million parameters), a decoder-only stack. Both "
+            "arms get the same 100 steps of 8 x 32 characters (small batches keep the memory "
+            "at a few GB), AdamW lr 1e-3, 20 warm-up steps, cosine decay, clipping at 1; "
+            "validation loss after steps 50 and 100 on 4 batches of 8 x 32 held-out "
+            "characters. One seed each: an illustration, not a verdict (EXPERIMENTS.md asks "
+            "for 3); the seeded comparison is deepnorm_depth_comparison at L = 48 and 200. "
+            "DeepNet's 1,000 layers are an encoder-decoder (500 + 500 blocks) trained for "
+            "many thousands of steps on large batches: this is a far shorter and a different "
+            "test. CPU estimate about 12 minutes (about 3.4 s per step at 1,000 blocks, "
+            "timed). Changed from the earlier record: an older text record held a 300-step "
+            "DeepNorm run with no post-norm run of that length (both arms here have the "
+            "same steps); post-norm used GPT-2's N(0, 0.02) init (now Xavier, like the rest "
+            "of the chapter); the 200-block pair moved to deepnorm_depth_comparison."),
+        measures=("training loss per step; validation loss after steps 50 and 100 (4 batches "
+                  "of 8 x 32 held-out characters); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0,))
+
+
+#: Chapter 5's arm families at each depth: (label, short label, norm, init). Post-norm and
+#: pre-norm take the post-LN papers' Xavier init, so the two differ in the norm's place only;
+#: DeepNorm takes DeepNet's init (Xavier with gain beta), so it differs from post-norm/Xavier
+#: in alpha and beta only.
+FIX_FAMILIES = (
+    ("post-norm, Xavier", "post X", "post", "xavier"),
+    ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm"),
+    ("pre-norm, Xavier", "pre X", "pre", "xavier"),
+)
+
+
+#: CPU cost of one training step per block at d = 64, batch 16 x 64, one thread, timed with
+#: ``nice 19`` on the machine that wrote the records (about 6.2 ms under load; about 5.4 ms on
+#: an idle core): the CPU estimates in the descriptions below use 6.2 ms.
+MS_PER_BLOCK_STEP = 6.2
+
+
+def thin_config(n_layer: int, norm: str = "pre", init: str = "normal",
+                **changes) -> ModelConfig:
+    """DeepNet's thin shape, as chapters 4 and 5 train it: d = 64, FFN 128, 2 heads, context
+    64, the shipped corpus's vocabulary (``changes``: other ``ModelConfig`` fields, e.g.
+    ``branch_scale``). The defaults are chapter 4's notebook's ``thin``."""
+    from depthnotes.data.corpus import load_corpus
+
+    return ModelConfig(n_layer=n_layer, d_model=64, n_head=2, d_ff=128,
+                       vocab_size=load_corpus().vocab_size, context=64, norm=norm,
+                       init=init, **changes)
+
+
+@register
+def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
+    depths, lrs, warmups = ((1, 2), (1e-3, 1e-2), (0, 2)) if quick else \
+        ((8, 24), (1e-3, 1e-2), (0, 50))
+    recipe = TrainConfig(steps=4 if quick else 200, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=1e-3, decay="cosine", grad_clip=1.0,
+                         eval_every=2 if quick else 100, eval_batches=1 if quick else 16)
+    arms = tuple(
+        Arm(f"{norm}-norm, lr={lr:g}, warm-up={wu}, L={L}",
+            thin_config(L, norm, "xavier"), recipe.replace(lr=lr, warmup_steps=wu),
+            {"family": f"{norm}-norm, lr={lr:g}, warm-up={wu}", "norm": norm, "lr": lr,
+             "warmup_steps": wu, "n_layer": L})
+        for L in depths for lr in lrs for wu in warmups for norm in ("post", "pre"))
+    return Experiment(
+        name="prenorm_vs_postnorm_grid", quick=quick,
+        description=(
+            "Chapter 5 (C9): pre-norm against post-norm on a learning-rate x warm-up grid at "
+            "two depths. The thin shape (d = 64, FFN 128, 2 heads), both norms with the "
+            "post-LN papers' Xavier init (the arms differ in the norm's place only), L = 8 and "
+            "24, peak learning rate 1e-3 and 1e-2, 0 and 50 warm-up steps; 200 steps of "
+            "16 x 64 characters, AdamW, cosine decay to a tenth of the peak, clipping at 1; "
+            "validation loss after steps 100 and 200 on 16 batches of 16 x 64 held-out "
+            "characters. 3 seeds per arm (48 runs). CPU estimate about 17 minutes (6.2 ms "
+            "per block per step). Cut to fit the chapter's 90 CPU-minutes: two learning "
+            "rates and two warm-ups (no 3e-3, no longer warm-up), two depths, 200 steps "
+            "(about half an epoch), 3 seeds rather than 5."),
+        measures=("training loss per step; validation loss after steps 100 and 200 (16 "
+                  "batches of 16 x 64 held-out characters); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def prenorm_layer_use(quick: bool = False) -> Experiment:
+    L = 4 if quick else 48
+    recipe = TrainConfig(steps=4 if quick else 500, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=1e-3, warmup_steps=2 if quick else 50,
+                         decay="cosine", grad_clip=1.0, eval_every=2 if quick else 100,
+                         eval_batches=1 if quick else 16)
+    probe = {"name": "layer_use", "batches": 1 if quick else 4,
+             "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+    arm = Arm(f"pre-norm, Xavier, L={L}", thin_config(L, "pre", "xavier"), recipe,
+              {"family": "pre-norm, Xavier", "n_layer": L, "probe": probe})
+    return Experiment(
+        name="prenorm_layer_use", quick=quick,
+        description=(
+            "Chapter 5 (C10): does a trained pre-norm model under-use its deepest blocks? "
+            "One 48-block pre-norm model of the thin shape (Xavier init), trained 500 steps "
+            "of 16 x 64 characters (about 1.0 epoch; five times the steps and ten times the "
+            "characters of the chapter's earlier 100-step run), AdamW lr 1e-3, 50 warm-up "
+            "steps, cosine decay, clipping at 1. On 4 fixed held-out batches of 16 x 64 "
+            "characters, before training and after it (the same model, so the untrained "
+            "numbers are its own), each block's relative contribution ||F|| / ||x|| and the "
+            "rise in loss when that one block is removed (record_probes, 'layer_use'). "
+            "3 seeds. CPU estimate about 10 minutes (6.2 ms per block per step, plus 48 "
+            "block removals x 4 batches twice per seed). Cut: one depth, 500 steps, 3 seeds."),
+        measures=("training loss per step; validation loss every 100 steps (16 batches); "
+                  "per block, untrained and trained: relative contribution and loss rise "
+                  "when removed, on 4 held-out batches of 16 x 64 characters"),
+        data="python_topics", arms=(arm,), seeds=(0, 1, 2))
+
+
+def _depth_comparison_arms(quick: bool, lrs: tuple[float, ...] | None = None) -> tuple:
+    """The arms of ``deepnorm_depth_comparison`` (``lrs=None``: its one rate, 1e-3, and its arm
+    names), or the same arms at each rate of ``lrs`` (names and info carry the rate)."""
+    plan = {1: 4, 2: 3} if quick else {48: 400, 200: 200}       # depth -> steps
+    base = TrainConfig(batch_size=4 if quick else 8, context=16 if quick else 64, lr=1e-3,
+                       warmup_steps=1 if quick else 20, decay="cosine", grad_clip=1.0,
+                       eval_batches=1 if quick else 16)
+    arms = []
+    for lr in (lrs or (None,)):
+        for L, steps in plan.items():
+            recipe = base.replace(steps=steps, eval_every=1 if quick else steps // 4,
+                                  **({} if lr is None else {"lr": lr}))
+            for family, short, norm, init in FIX_FAMILIES:
+                info = {"family": family, "short": short, "norm": norm, "init": init,
+                        "n_layer": L, **({} if lr is None else {"lr": lr})}
+                rate = "" if lr is None else f", lr={lr:g}"
+                arms.append(Arm(f"{family}{rate}, L={L}", thin_config(L, norm, init), recipe,
+                                info))
+    return tuple(arms)
+
+
+@register
+def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
+    arms = _depth_comparison_arms(quick)
+    return Experiment(
+        name="deepnorm_depth_comparison", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): post-norm with the papers' Xavier init, DeepNorm "
+            "(alpha = (2L)^(1/4) on the residual, DeepNet's beta-scaled Xavier init) and "
+            "pre-norm with Xavier init, in the thin shape at L = 48 and 200. One recipe for "
+            "every arm: 8 x 64 characters per step, AdamW lr 1e-3, 20 warm-up steps, cosine "
+            "decay to a tenth, clipping at 1; 400 steps at L = 48 and 200 at L = 200, "
+            "validation loss four times per run on 16 batches of 8 x 64 held-out "
+            "characters. 3 seeds per arm. CPU estimate about 40 minutes (timed: about 0.2 s "
+            "per step at L = 48 and 0.8 s at L = 200 with batches of 8 x 64). Cut: batches "
+            "of 8 rather than chapter 4's 16 sequences (more updates for the same CPU, "
+            "which the slow start of deep stacks needs more than larger batches), 200 steps "
+            "at L = 200 (about 0.25 epoch), one learning rate, 3 seeds rather than 5."),
+        measures=("training loss per step; validation loss four times per run (16 batches "
+                  "of 8 x 64 held-out characters); whether and where a run diverged"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: The learning rates ``deepnorm_depth_lr`` adds to ``deepnorm_depth_comparison``'s 1e-3: a
+#: grid of three rates about 3x apart for every arm (EXPERIMENTS.md section 3).
+DEPTH_LR_GRID = (3e-4, 3e-3)
+
+
+@register
+def deepnorm_depth_lr(quick: bool = False) -> Experiment:
+    arms = _depth_comparison_arms(quick, DEPTH_LR_GRID)
+    return Experiment(
+        name="deepnorm_depth_lr", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): the arms of deepnorm_depth_comparison (post-norm "
+            "with Xavier init, DeepNorm, pre-norm with Xavier init; the thin shape at L = 48 "
+            "and 200; the same recipe, steps and seeds) at two more peak learning rates, "
+            "3e-4 and 3e-3, so that with the comparison's 1e-3 every arm has a grid of three "
+            "rates about 3x apart and the chapter scores each arm at its best rate "
+            "(trainability.depth_outcomes), never at one rate chosen for one arm. 3e-4 is "
+            "the smaller rate the post-LN papers give post-norm; 3e-3 asks whether the deep "
+            "pre-norm and DeepNorm stacks, still falling at 200 steps, were held back by the "
+            "rate. 3 seeds per arm (36 runs). CPU estimate about 80 minutes (twice "
+            "deepnorm_depth_comparison). Cut: three rates, no longer runs at L = 200."),
+        measures=("training loss per step; validation loss four times per run (16 batches "
+                  "of 8 x 64 held-out characters); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def deepnorm_update_size(quick: bool = False) -> Experiment:
+    depths = (1, 2, 3) if quick else (6, 12, 24, 48, 96, 200)
+    recipe = TrainConfig(steps=3 if quick else 5, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=1e-3, warmup_steps=0,
+                         decay="constant", grad_clip=None, eval_every=0, eval_batches=1)
+    probe = {"name": "update_size", "batch_size": 2 if quick else 8,
+             "context": 16 if quick else 64}
+    arms = tuple(Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
+                     recipe.replace(lr=lr),
+                     {"family": family, "short": short, "norm": norm, "init": init,
+                      "lr": lr, "n_layer": L, "probe": probe})
+                 for lr in (1e-4, 1e-3) for L in depths
+                 for family, short, norm, init in FIX_FAMILIES)
+    return Experiment(
+        name="deepnorm_update_size", quick=quick,
+        description=(
+            "Chapter 5 (C12): DeepNet's early-update measure ||F(x; theta_t) - F(x; theta_0)||"
+            " (the output representation's move from its initial value, per token, on one "
+            "fixed held-out batch of 8 x 64 characters) after each of the first 5 steps, "
+            "for the arms of deepnorm_depth_comparison (post-norm/Xavier, DeepNorm, "
+            "pre-norm/Xavier) at L = 6, 12, 24, 48, 96 and 200. AdamW at a constant rate, "
+            "no warm-up, no clipping, 16 x 64 characters per step, at two rates: 1e-3 (the "
+            "harsh start that warm-up exists to soften; in a calibration run post-norm's "
+            "first update was already near its ceiling, the length of a LayerNorm's output, "
+            "at every depth) and 1e-4 (the rate of a warm-up's early steps). 3 seeds per "
+            "arm. CPU estimate about 4 minutes."),
+        measures="the update size after each of the first 5 steps; the training loss",
+        data="python_topics", arms=arms, seeds=(0, 1, 2))

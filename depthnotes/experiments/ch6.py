@@ -1,0 +1,218 @@
+"""Chapter 6's experiments (claims C13, C14): fixed-budget families of shapes, and how much a
+trained model's deep layers still do.
+"""
+
+from __future__ import annotations
+
+from depthnotes.core.config import ModelConfig
+from depthnotes.training.loop import TrainConfig
+from depthnotes.experiments.spec import Arm, Experiment, register
+
+
+@register
+def budget_sweep_300_steps(quick: bool = False) -> Experiment:
+    from depthnotes.training.budget import lr_for_width
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.core.params import shapes_for_budget
+
+    corpus = load_corpus()
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
+                       context=64)
+    budgets = {25_000: [1, 2, 3, 4, 6, 8], 100_000: [1, 2, 4, 8]}
+    recipe = TrainConfig(steps=3 if quick else 300, batch_size=16, context=64, lr=3e-3,
+                         warmup_steps=20, eval_batches=1 if quick else 8)
+    arms = []
+    for budget, depths in budgets.items():
+        for s in shapes_for_budget(budget, base, tolerance=0.08, d_multiple=2, n_layers=depths):
+            lr = lr_for_width(recipe.lr, s.d_model, 64, "1/d")
+            arms.append(Arm(
+                f"P={budget} L={s.n_layer}", s.config, recipe.replace(lr=lr),
+                {"budget": budget, "n_layer": s.n_layer, "d_model": s.d_model,
+                 "n_head": s.n_head, "non_embedding": s.non_embedding,
+                 "aspect_ratio": s.aspect_ratio, "lr_ref": recipe.lr, "d_ref": 64,
+                 "lr_rule": "1/d"}))
+    return Experiment(
+        name="budget_sweep_300_steps", quick=quick,
+        description=(
+            "Chapter 6 (C14), read by chapter 7 (C17): every shape within 8 % of a "
+            "non-embedding budget P (25,000: L = 1, 2, 3, 4, 6, 8; 100,000: L = 1, 2, 4, 8; "
+            "pre-norm, GPT-2 init, 2 heads, context 64) trained on the shipped corpus with one "
+            "recipe and the same tokens: 300 steps of 16 x 64 characters, AdamW, lr 3e-3 x "
+            "64 / d (budget.lr_for_width, rule 1/d), 20 warm-up steps, cosine decay, clipping "
+            "at 1; the same runs as budget.budget_sweep with chapter 6's default settings. "
+            "One seed, as the earlier results file."),
+        measures=("training loss per step; validation loss after the last step (8 batches "
+                  "of 16 x 64 held-out characters)"),
+        data="python_topics", arms=tuple(arms), seeds=(0,))
+
+
+#: ``budget_basin``'s design, in one place (its description and the tests read it from here).
+#: Budgets: two non-embedding P; every depth of BASIN_DEPTHS gets the width (a multiple of 2,
+#: 2 heads) whose exact count is closest to P, within BASIN_TOLERANCE.
+BASIN_BUDGETS = (50_000, 200_000)
+
+
+BASIN_DEPTHS = (1, 2, 3, 4, 6, 8, 12)
+
+
+BASIN_TOLERANCE = 0.05
+
+
+#: The learning-rate rule (budget.lr_for_width): lr = BASIN_LR_REF * BASIN_D_REF / d, the
+#: rate the calibration run trained every shape with (1e-3 at d = 128).
+BASIN_LR_REF, BASIN_D_REF, BASIN_LR_RULE = 1e-3, 128, "1/d"
+
+
+BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT = 1250, 16, 128
+
+
+BASIN_WARMUP, BASIN_EVAL_EVERY, BASIN_EVAL_BATCHES = 100, 250, 48
+
+
+def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> float:
+    """Passes over the training split that ``steps`` batches of ``batch_size`` windows of
+    ``context`` characters amount to (windows are drawn at random, so this counts characters
+    seen over the split's size, not complete passes)."""
+    return steps * batch_size * context / train_tokens
+
+
+def _basin_arms(quick: bool, lr_ref: float, suffix: str = "") -> tuple:
+    """``budget_basin``'s shapes, each at the rate ``budget.lr_for_width`` gives its width
+    under the 1/d rule with ``lr_ref`` at ``BASIN_D_REF`` (``suffix`` ends each arm's name)."""
+    from depthnotes.training.budget import lr_for_width
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.core.params import shapes_for_budget
+
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=load_corpus().vocab_size,
+                       context=BASIN_CONTEXT)
+    depths = (1, 2, 12) if quick else BASIN_DEPTHS
+    recipe = TrainConfig(steps=4 if quick else BASIN_STEPS, batch_size=4 if quick else
+                         BASIN_BATCH, context=16 if quick else BASIN_CONTEXT, lr=BASIN_LR_REF,
+                         warmup_steps=2 if quick else BASIN_WARMUP, decay="cosine",
+                         grad_clip=1.0, eval_every=2 if quick else BASIN_EVAL_EVERY,
+                         eval_batches=1 if quick else BASIN_EVAL_BATCHES)
+    arms = []
+    for budget in BASIN_BUDGETS:
+        for s in shapes_for_budget(budget, base, tolerance=BASIN_TOLERANCE, d_multiple=2,
+                                   n_layers=depths):
+            lr = lr_for_width(lr_ref, s.d_model, BASIN_D_REF, BASIN_LR_RULE)
+            arms.append(Arm(
+                f"P={budget} L={s.n_layer}{suffix}", s.config, recipe.replace(lr=lr),
+                {"budget": budget, "n_layer": s.n_layer, "d_model": s.d_model,
+                 "n_head": s.n_head, "non_embedding": s.non_embedding,
+                 "aspect_ratio": s.aspect_ratio, "lr_ref": lr_ref,
+                 "d_ref": BASIN_D_REF, "lr_rule": BASIN_LR_RULE}))
+    return tuple(arms)
+
+
+@register
+def budget_basin(quick: bool = False) -> Experiment:
+    from depthnotes.data.corpus import load_corpus
+
+    corpus = load_corpus()
+    arms = _basin_arms(quick, BASIN_LR_REF)
+    depths = (1, 2, 12) if quick else BASIN_DEPTHS
+    train_tokens = int(corpus.train.numel())
+    n_epochs = epochs(BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT, train_tokens)
+    val_tokens = int(corpus.val.numel())
+    eval_chars = BASIN_EVAL_BATCHES * BASIN_BATCH * BASIN_CONTEXT
+    ratios = {P: [a.info["aspect_ratio"] for a in arms if a.info["budget"] == P]
+              for P in BASIN_BUDGETS}
+    span = " and ".join(f"{max(r):.0f} to {min(r):.1f} at P = {P:,}" for P, r in ratios.items())
+    return Experiment(
+        name="budget_basin", quick=quick,
+        description=(
+            "Chapter 6 (C14): is there a flat basin of shapes at fixed parameters, worse at "
+            "both ends? Two non-embedding budgets, P = "
+            f"{' and '.join(f'{P:,}' for P in BASIN_BUDGETS)}; at each, every depth L = "
+            f"{', '.join(map(str, depths))} with the width (a multiple of 2, 2 heads) whose "
+            f"exact count is within {BASIN_TOLERANCE:.0%} of P (params.shapes_for_budget): "
+            f"d/L from {span}. Pre-norm, GPT-2 init, context {BASIN_CONTEXT}. Every shape "
+            f"gets the same tokens: {BASIN_STEPS:,} steps of {BASIN_BATCH} x "
+            f"{BASIN_CONTEXT} characters = {BASIN_STEPS * BASIN_BATCH * BASIN_CONTEXT:,} "
+            f"characters, {n_epochs:.1f} epochs over the {train_tokens:,}-character training "
+            "split. AdamW, lr by the chapter's 1/d rule with the calibration run's "
+            f"reference, lr = {BASIN_LR_REF:g} x {BASIN_D_REF} / d (budget.lr_for_width; no "
+            f"grid), {BASIN_WARMUP} warm-up steps, cosine decay to 0.1 x lr, clipping at 1. "
+            "3 seeds per shape (a seed fixes the init and the batches). Validation loss every "
+            f"{BASIN_EVAL_EVERY} steps on {BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x "
+            f"{BASIN_CONTEXT} held-out characters ({eval_chars:,} characters, "
+            f"{eval_chars / val_tokens:.1f} times the {val_tokens:,}-character validation "
+            "split). Cut to fit about "
+            "60 CPU-minutes (timed at 19-108 ms per training step per shape on one thread of a "
+            "loaded machine: about 57 CPU-minutes in all, about 30 minutes on 2 free cores): 1,250 steps rather than the calibration's "
+            "1,500, no learning-rate grid, no budget above 200,000, no L = 16, 3 seeds "
+            "rather than 5."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: ``budget_basin_lr``'s reference rate: twice ``budget_basin``'s, so that every shape has
+#: two rates (its 1/d rate and twice it) and is scored at the better one.
+BASIN_LR_REF_2 = 2 * BASIN_LR_REF
+
+
+@register
+def budget_basin_lr(quick: bool = False) -> Experiment:
+    arms = _basin_arms(quick, BASIN_LR_REF_2, suffix=" lr x2")
+    return Experiment(
+        name="budget_basin_lr", quick=quick,
+        description=(
+            "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at twice each shape's "
+            f"rate (lr = {BASIN_LR_REF_2:g} x {BASIN_D_REF} / d), so that with budget_basin "
+            "every shape has a grid of two rates and the chapter scores each shape at the "
+            "better one (budget.basins_from_record over both records). Why higher and not "
+            "lower: the calibration run trained every shape at 1e-3, a lower rate than the "
+            "1/d rule gives the narrow deep shapes, and the deep end was worse there too; a "
+            "higher rate for every shape is the direction not yet tried, and the one that "
+            "could rescue the deep end if the 1/d rule under-drives it. 3 seeds per shape "
+            "(42 runs). CPU estimate about 57 minutes, as budget_basin. Cut: two rates, not "
+            "three."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``layer_redundancy``'s model: ``budget_basin``'s shape at this budget and depth, and the
+#: shallower depths of the same width it is compared with.
+REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
+
+
+@register
+def layer_redundancy(quick: bool = False) -> Experiment:
+    from depthnotes.measure.record_probes import PROBE_SEQUENCES
+
+    deep = next(a for a in _basin_arms(quick, BASIN_LR_REF)
+                if a.info["budget"] == REDUNDANCY_BUDGET
+                and a.info["n_layer"] == (2 if quick else REDUNDANCY_DEPTH))
+    probes = ["layer_removal_cost", "update_cosines", "angular_distances", "drop_last_losses"]
+    arms = [Arm(deep.name, deep.model, deep.recipe,
+                {**deep.info, "final_probes": probes})]
+    for k in ((1,) if quick else REDUNDANCY_SHALLOWER):
+        arms.append(Arm(f"{deep.name} -> L={k}", deep.model.replace(n_layer=k), deep.recipe,
+                        {**deep.info, "n_layer": k, "final_probes": ["drop_last_losses"]}))
+    d = deep.model.d_model
+    return Experiment(
+        name="layer_redundancy", quick=quick,
+        description=(
+            f"Chapter 6 (C13): do a trained model's deep layers grow redundant? budget_basin's "
+            f"{REDUNDANCY_DEPTH}-block shape at P = {REDUNDANCY_BUDGET:,} (d = {d}; the same "
+            "config, recipe and seeds, so its losses repeat that record's), with its "
+            f"per-layer measures kept: after training, on one held-out batch of "
+            f"{PROBE_SEQUENCES} x {deep.recipe.context} characters, the cosine of consecutive "
+            "blocks' updates, the angle each block turns the stream, the loss rise when one "
+            "block is removed and the loss with the last n blocks removed. Beside it, models "
+            f"of the same width with {' and '.join(map(str, REDUNDANCY_SHALLOWER))} blocks "
+            "trained from scratch with the same recipe: removing blocks is read against "
+            "training fewer. The untrained reference is measured in the chapter on the same "
+            "batch (record_probes.final_probes on untrained models). 3 seeds per arm. CPU "
+            "estimate about 8 minutes. Cut: one budget, one depth."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and at the end; after training, the per-layer "
+                  "measures named in each arm's info['final_probes']"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))

@@ -1,0 +1,154 @@
+"""Chapter 8's experiments (X1-X3): looped depth, the best learning rate across depth, and
+LayerNorm Scaling.
+"""
+
+from __future__ import annotations
+
+from depthnotes.training.loop import TrainConfig
+from depthnotes.experiments.ch3 import khop_depth_sweep
+from depthnotes.experiments.spec import Arm, Experiment, register
+
+
+#: Chapter 8's depth-transfer rules: (label, ``branch_scale``).
+TRANSFER_RULES = (("standard", 1.0), ("1/sqrt(L)", "1/sqrt(L)"), ("1/L", "1/L"))
+
+
+@register
+def looped_khop(quick: bool = False) -> Experiment:
+    sweep = khop_depth_sweep(quick)       # chapter 3's task, recipe and seeds: one definition
+    loops = (2,) if quick else (2, 3, 4)
+    arms = []
+    for n in loops:
+        # the distinct-block arm of the same depth at d = 64: the looped arm differs from it
+        # in the sharing of weights only (same recipe, same seeds)
+        twin = next(a for a in sweep.arms if a.model.n_layer == n and a.model.d_model == 64)
+        arms.append(Arm(f"1 block x{n}", twin.model.replace(n_unique_blocks=1), twin.recipe,
+                        {"loops": n, "n_layer": n, "n_unique_blocks": 1, "d_model": 64,
+                         "lr": twin.recipe.lr, "distinct_arm": twin.name}))
+    return Experiment(
+        name="looped_khop", quick=quick,
+        description=(
+            "Chapter 8 (X1): weight-shared ('looped') depth on chapter 3's k-hop task. One "
+            "pre-norm block (d = 64, 4 heads, GPT-2 init) applied 2, 3 and 4 times "
+            "(n_unique_blocks = 1), each arm built from the arm of khop_depth_sweep with as "
+            "many distinct blocks, so that the two differ only in sharing the weights: the "
+            "same task (12 symbols, k = 1, 2, 3 mixed), recipe (train_on_task, batch 64, "
+            "AdamW peak lr 3e-3, 100 warm-up steps, cosine decay, 5,000 steps, accuracy "
+            "curves every 250 steps) and seeds (0, 1, 2). The distinct-block models and the "
+            "one-block model at three rates are not re-run: the chapter reads them from the "
+            "khop_depth_sweep record. Cut: no learning-rate grid for the looped arms (the "
+            "sweep's rate for L >= 2, 3e-3). Cost about 28 CPU-minutes (timed: about 30, 37 "
+            "and 46 ms per step for 2, 3 and 4 applications on one thread, under load)."),
+        measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
+
+
+#: The learning-rate grid of ``depth_lr_transfer``: six rates x2 apart, so that "one grid
+#: step" is a factor of 2 (placed by a single-seed calibration; see the description).
+TRANSFER_LRS = (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2)
+
+
+def _transfer_arms(quick: bool, depths: tuple[int, ...], lrs: tuple[float, ...]) -> tuple:
+    """``depth_lr_transfer``'s arms: every rule of ``TRANSFER_RULES`` at each depth and rate."""
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.measure.depth_scaling import small_config
+
+    recipe = TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=lrs[0], warmup_steps=40,
+                         eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
+    vocab = load_corpus().vocab_size
+    return tuple(
+        Arm(f"{label} L={L} lr={lr:g}",
+            small_config(vocab, n_layer=L, branch_scale=scale), recipe.replace(lr=lr),
+            {"rule": label, "branch_scale": scale, "n_layer": L, "lr": lr})
+        for label, scale in TRANSFER_RULES for L in depths for lr in lrs)
+
+
+@register
+def depth_lr_transfer(quick: bool = False) -> Experiment:
+    arms = _transfer_arms(quick, (1, 2) if quick else (4, 16),
+                          TRANSFER_LRS[2:4] if quick else TRANSFER_LRS)
+    return Experiment(
+        name="depth_lr_transfer", quick=quick,
+        description=(
+            "Chapter 8 (X2b): does the best learning rate move with depth? Pre-norm, d = 64, "
+            "4 heads, init N(0, 0.02^2) (no depth-scaled init), at L = 4 and 16, under three "
+            "branch rules that differ only in the multiplier on each residual branch: the "
+            "standard parameterisation (1), Depth-muP / Bordelon et al.'s 1/sqrt(L) and "
+            "CompleteP's 1/L. Each on one grid of six peak rates x2 apart (1e-3 to 3.2e-2; "
+            "one global AdamW rate, not the papers' per-layer Adam rules), 3 seeds, the same "
+            "short token budget for every run: 250 steps of 16 x 64 characters (about 0.6 "
+            "epoch of the shipped corpus), 40 warm-up steps, cosine decay to 0.1x, clipping "
+            "at 1; validation loss after 125 steps and at the end on 16 batches of 16 x 64 "
+            "held-out characters. The grid was placed after a single-seed calibration at "
+            "L = 4 (400 steps, rates 3e-4, 1e-3, 3e-3, 1e-2, 3e-2), whose best rates were "
+            "3e-3 for the standard parameterisation and 1e-2 for 1/L: the grid holds both "
+            "with room on either side. Cut to fit about 40 CPU-minutes (timed: about 31 and "
+            "128 ms per step at L = 4 and 16 on one thread, under load): no L = 64 (about 4x "
+            "the cost of all the rest), 250 steps only."),
+        measures=("training loss per step; validation loss after 125 steps and after the "
+                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``depth_lr_transfer_64``'s depth and grid: the five smaller rates of ``TRANSFER_LRS``
+#: (3.2e-2 was the worst rate of every rule at L = 16, and deeper stacks take smaller rates).
+TRANSFER_DEEP, TRANSFER_DEEP_LRS = 64, TRANSFER_LRS[:5]
+
+
+@register
+def depth_lr_transfer_64(quick: bool = False) -> Experiment:
+    arms = _transfer_arms(quick, (3,) if quick else (TRANSFER_DEEP,),
+                          TRANSFER_LRS[2:4] if quick else TRANSFER_DEEP_LRS)
+    return Experiment(
+        name="depth_lr_transfer_64", quick=quick,
+        description=(
+            f"Chapter 8 (X2b): depth_lr_transfer's three branch rules, model and recipe at "
+            f"L = {TRANSFER_DEEP}, so that the sweep spans 4 to {TRANSFER_DEEP} blocks (16x). "
+            "The chapter reads both records as one (records.combine_records). Rates: the "
+            f"five smaller rates of its grid ({', '.join(f'{r:g}' for r in TRANSFER_DEEP_LRS)}"
+            "), x2 apart; 3.2e-2 is left out because it was the worst rate of every rule at "
+            "L = 16 and the standard parameterisation's optimum can only move down with "
+            "depth (the grid's edge is reported if a rule's best rate lands on it). 3 seeds "
+            "(45 runs). CPU estimate about 100 minutes (about 0.5 s per step at L = 64 on "
+            "one thread, 4x L = 16's 128 ms). Cut: no 3.2e-2, 250 steps."),
+        measures=("training loss per step; validation loss after 125 steps and after the "
+                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def ln_scaling_depth(quick: bool = False) -> Experiment:
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.measure.depth_scaling import small_config
+
+    L = 2 if quick else 24
+    recipe = TrainConfig(steps=3 if quick else 1000, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=1e-3, warmup_steps=100,
+                         eval_every=0 if quick else 100, eval_batches=1 if quick else 16)
+    vocab = load_corpus().vocab_size
+    arms = tuple(
+        Arm(f"{label}, L={L}", small_config(vocab, n_layer=L, ln_scaling=rule), recipe,
+            {"ln_scaling": rule, "n_layer": L,
+             "final_probes": ["layer_removal_cost", "residual_variance"]})
+        for label, rule in (("pre-norm", "none"), ("pre-norm + LN scaling", "1/sqrt(l)")))
+    return Experiment(
+        name="ln_scaling_depth", quick=quick,
+        description=(
+            "Chapter 8 (X3): LayerNorm Scaling (Sun et al. 2025: each block's LayerNorm "
+            "outputs multiplied by 1/sqrt(l)) against plain pre-norm at L = 24, d = 64, "
+            "4 heads, init N(0, 0.02^2) for both (the paper advises against combining it "
+            "with a depth-scaled init); the arms differ in ln_scaling only. 1,000 steps of "
+            "16 x 64 characters (about 2.4 epochs of the shipped corpus), AdamW peak lr "
+            "1e-3, 100 warm-up steps, cosine decay to 0.1x, clipping at 1; 3 seeds. After "
+            "training: validation loss on 16 batches of 16 x 64 held-out characters, and on "
+            "one held-out batch of 64 x 64 characters the loss rise when each block is "
+            "removed and the residual stream's variance after each block. Cut to fit about "
+            "20 CPU-minutes (timed: about 176 ms per step on one thread, under load): one "
+            "learning rate (1e-3, the rate chapter 4 trains its thin 24-block stacks at), "
+            "one depth."),
+        measures=("training loss per step; validation loss every 100 steps and after the "
+                  "last step (16 batches of 16 x 64); after training, per block: loss rise "
+                  "when it is removed and residual variance (one batch of 64 x 64)"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
