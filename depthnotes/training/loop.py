@@ -53,7 +53,10 @@ class TrainConfig:
     stays (``"constant"``). ``grad_clip=None`` turns clipping off. ``eval_every=0`` evaluates
     only after the last step. ``warmup_steps`` may exceed ``steps`` (the run then ends while
     still warming up). ``blowup_factor=None`` turns the loss blow-up test off (NaN/inf
-    still stop the run).
+    still stop the run). ``eval_seed`` fixes the held-out batches for every seed: with it, every
+    seed of an experiment is evaluated on the same text, so that which characters were drawn
+    adds nothing to the seed spread; ``None`` draws them from ``seed`` (the records made before
+    it existed).
     """
 
     steps: int = 200
@@ -71,12 +74,15 @@ class TrainConfig:
     eval_batches: int = 4
     seed: int = 0
     blowup_factor: float | None = 3.0
+    eval_seed: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "context", "eval_batches"):
             check_int(name, getattr(self, name), 1)
         for name in ("warmup_steps", "eval_every", "seed"):
             check_int(name, getattr(self, name), 0)
+        if self.eval_seed is not None:
+            check_int("eval_seed", self.eval_seed, 0)
         check_number("lr", self.lr, low=0.0, low_open=True)
         check_choice("decay", self.decay, DECAYS)
         check_number("min_lr_ratio", self.min_lr_ratio, low=0.0, high=1.0)
@@ -235,9 +241,10 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, eval_fn: Callable, config: TrainConfig) -> float:
     """Mean loss over ``config.eval_batches`` held-out batches; the same batches every call
-    (their generator is seeded from ``config.seed``), in eval mode; the model's mode is the
-    same afterwards as before."""
-    gen = torch.Generator().manual_seed(config.seed + 1_000_003)
+    (their generator is seeded from ``config.eval_seed``, the same for every seed, or else from
+    ``config.seed``), in eval mode; the model's mode is the same afterwards as before."""
+    base = config.seed if config.eval_seed is None else config.eval_seed
+    gen = torch.Generator().manual_seed(base + 1_000_003)
     total = 0.0
     with eval_mode(model):
         for _ in range(config.eval_batches):
