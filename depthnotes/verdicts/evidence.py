@@ -1,0 +1,362 @@
+"""The evidence library: the one set of rules by which the book's verdicts are reached.
+
+Every trained comparison in the book reduces to a few questions, and each has one answer here:
+
+* **What a seed's result is** (``summarise``): a finite number, or a run that diverged. A
+  diverged run *learned nothing*: where lower is better it counts as a ``ceiling`` the caller
+  states (the loss at initialisation, or the uniform loss ln V), and it ranks below every run
+  that did not diverge. One policy, so that no chapter counts a diverged run as its first loss
+  while another counts it as infinity or as zero.
+* **Whether two arms differ** (``compare``): the rule below, robust at three seeds.
+* **Which learning rate is best, and whether the grid says so** (``best_rate``): the best rate
+  counts only when the grid brackets it (it is neither the lowest nor the highest rate tried)
+  or the grid is flat (every rate within noise of the best).
+* **How parts add up** (``every_some_none``, ``claim_outcome``), and **what the reader is
+  told happened** (``outcome``): one of five words that keep "could not test", "went the other
+  way" and "in the claimed direction but under the bar" apart.
+
+The comparison rule. A difference between two arms is **clear** when the gap between their
+means exceeds the practical ``margin`` stated for the claim *and* the arms are separated:
+either no seed of one arm reaches any seed of the other, or the gap exceeds ``T_RATIO`` = 3
+Welch standard errors, sqrt(s_a²/n_a + s_b²/n_b). Otherwise it is **within noise**. Why this
+rule: the book's first rule ("the gap of means exceeds the larger arm's min–max range") let one
+outlying seed veto a large effect — a single seed far out *in the same direction* widens the
+range, though it only strengthens the case — and it could not tell apart two arms that do not
+overlap at all when one of them was spread. The separation test sees both: non-overlap needs no
+spread estimate, and the Welch ratio lets a large gap through when one seed crosses. Three
+standard errors is about the two-sided 95 % point of Student's t with the 2–4 degrees of
+freedom three seeds give, so a "clear" that rests on the ratio is not a coin toss. The margin
+keeps a separated but negligible gap (0.002 nats between two tight arms) from being called a
+finding.
+
+How a chapter uses it::
+
+    from depthnotes.verdicts.evidence import best_rate, compare, outcome, summarise
+
+    pre = summarise("pre-norm", [2.31, 2.33, 2.30])
+    post = summarise("post-norm", [3.05, None, 3.10], ceiling=math.log(vocab))  # seed 1 diverged
+    diff = compare(pre, post, margin=0.02)          # diff.clear, diff.better == "pre-norm"
+    part = outcome(diff, expected="pre-norm", part="pre-norm trains where post-norm does not")
+    part.word                                       # "reproduced"
+
+The library returns structured results; the sentences a reader reads are written in the
+chapter, around the published numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+#: Fewest seeds an arm may rest on (EXPERIMENTS.md §2).
+MIN_SEEDS = 3
+#: Welch standard errors a gap must exceed when the arms overlap (module docstring).
+T_RATIO = 3.0
+CLEAR, WITHIN_NOISE = "clear", "within noise"
+BETTER = ("lower", "higher")
+
+#: The outcome words, from the claim holding to the claim not being put to the test.
+REPRODUCED = "reproduced"
+IN_PART = "reproduced in part"
+CONTRADICTED = "contradicted here"
+NOT_SHOWN = "not shown here"
+NOT_TESTABLE = "not testable here"
+OUTCOMES = (REPRODUCED, IN_PART, CONTRADICTED, NOT_SHOWN, NOT_TESTABLE)
+
+#: The rules, in three sentences, for the methods page.
+RULE = (
+    "Two arms differ clearly when the gap between their means over seeds exceeds the margin "
+    "stated for the claim and the arms are separated: no seed of one reaches any seed of the "
+    f"other, or the gap exceeds {T_RATIO:g} Welch standard errors; otherwise the difference is "
+    f"within noise, and every arm has at least {MIN_SEEDS} seeds. A run that diverged learned "
+    "nothing: it counts as the stated ceiling (the loss at initialisation) and ranks below "
+    "every run that did not diverge. A best learning rate counts only when the grid brackets "
+    "it (it is neither the lowest nor the highest rate tried) or every rate is within noise "
+    "of it; otherwise the comparison it enters is not testable until the grid is extended.")
+
+
+@dataclass(frozen=True)
+class Diverged:
+    """A seed whose run diverged (at ``step``, when known)."""
+
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm's seeds after the divergence policy: ``values`` (diverged seeds replaced by the
+    ceiling), their mean, sample standard deviation and range, and which seeds diverged."""
+
+    name: str
+    values: tuple[float, ...]
+    better: str
+    diverged: tuple[int, ...] = ()             # indices of the seeds that diverged
+    diverged_at: tuple[int | None, ...] = ()   # their steps, when known
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / self.n
+
+    @property
+    def sd(self) -> float:
+        m = self.mean
+        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (self.n - 1))
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+    def _rank_keys(self) -> list[tuple[int, float]]:
+        """Each seed as (diverged, value signed so that smaller is better): a diverged seed is
+        worse than every finite one, whatever the ceiling."""
+        sign = 1.0 if self.better == "lower" else -1.0
+        return [(int(i in self.diverged), sign * v) for i, v in enumerate(self.values)]
+
+
+def _is_divergence(v) -> bool:
+    return v is None or isinstance(v, Diverged) or (
+        isinstance(v, float) and not math.isfinite(v))
+
+
+def summarise(name: str, values: Sequence, *, better: str = "lower",
+              ceiling: float | None = None) -> Arm:
+    """An ``Arm`` from per-seed ``values``: numbers, or ``None`` / ``Diverged`` / a non-finite
+    float for a seed that diverged (the policy in the module docstring: it needs ``ceiling``)."""
+    if better not in BETTER:
+        raise ValueError(f"better must be one of {BETTER}, got {better!r}")
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError(f"arm {name!r}: values must be a sequence with one result per seed, "
+                        f"got {type(values).__name__}")
+    if len(values) < MIN_SEEDS:
+        raise ValueError(f"arm {name!r} has {len(values)} seed(s); a comparison needs at least "
+                         f"{MIN_SEEDS} per arm")
+    if ceiling is not None and (isinstance(ceiling, bool) or not isinstance(ceiling, (int, float))
+                                or not math.isfinite(ceiling)):
+        raise ValueError(f"ceiling must be a finite number (the loss of a run that learned "
+                         f"nothing), got {ceiling!r}")
+    out, diverged, steps = [], [], []
+    for i, v in enumerate(values):
+        if _is_divergence(v):
+            if ceiling is None:
+                raise ValueError(f"arm {name!r}, seed #{i} diverged: give ceiling= (what a run "
+                                 f"that learned nothing scores) to count it")
+            out.append(float(ceiling))
+            diverged.append(i)
+            steps.append(v.step if isinstance(v, Diverged) else None)
+        elif isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"arm {name!r}, seed #{i}: {v!r} is not a number")
+        else:
+            out.append(float(v))
+    return Arm(name, tuple(out), better, tuple(diverged), tuple(steps))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``a`` against ``b`` by the comparison rule: which is better (by means; None on a tie),
+    the gap between means (a − b), the stated margin, whether the arms overlap, the gap in Welch
+    standard errors, and the verdict (``CLEAR`` or ``WITHIN_NOISE``)."""
+
+    a: Arm
+    b: Arm
+    better: str | None
+    gap: float
+    margin: float
+    overlap: bool
+    welch_ratio: float
+    verdict: str
+
+    @property
+    def clear(self) -> bool:
+        return self.verdict == CLEAR
+
+
+def _as_arm(x, better: str, ceiling: float | None) -> Arm:
+    if isinstance(x, Arm):
+        if x.better != better:
+            raise ValueError(f"arm {x.name!r} was summarised with better={x.better!r}, "
+                             f"compared with better={better!r}")
+        return x
+    name, values = x
+    return summarise(name, values, better=better, ceiling=ceiling)
+
+
+def compare(a, b, *, better: str = "lower", margin: float = 0.0,
+            ceiling: float | None = None) -> Difference:
+    """The comparison rule (module docstring) for arms ``a`` and ``b``: each an ``Arm`` or a
+    ``(name, values)`` pair."""
+    if better not in BETTER:
+        raise ValueError(f"better must be one of {BETTER}, got {better!r}")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or \
+            not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"margin must be a finite number >= 0 (in the metric's units), "
+                         f"got {margin!r}")
+    a, b = _as_arm(a, better, ceiling), _as_arm(b, better, ceiling)
+    if a.name == b.name:
+        raise ValueError(f"two arms named {a.name!r}: give each arm its own name")
+    gap = a.mean - b.mean
+    sign = 1.0 if better == "lower" else -1.0
+    winner = None if gap == 0 else (a if sign * gap < 0 else b)
+    if winner is None:
+        overlap = True
+    else:
+        loser = b if winner is a else a
+        overlap = max(winner._rank_keys()) >= min(loser._rank_keys())
+    se = math.sqrt(a.sd ** 2 / a.n + b.sd ** 2 / b.n)
+    ratio = math.inf if se == 0 and gap != 0 else (0.0 if se == 0 else abs(gap) / se)
+    separated = not overlap or ratio > T_RATIO
+    clear = winner is not None and abs(gap) > margin and separated
+    return Difference(a, b, winner.name if winner else None, gap, float(margin), overlap, ratio,
+                      CLEAR if clear else WITHIN_NOISE)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """``compare_many``'s result: the arm with the best mean, whether it is clearly apart from
+    every other arm, and every pairwise ``Difference``."""
+
+    arms: tuple[Arm, ...]
+    best: str
+    clear: bool
+    differences: tuple[Difference, ...]
+
+    def between(self, a: str, b: str) -> Difference:
+        for d in self.differences:
+            if {d.a.name, d.b.name} == {a, b}:
+                return d
+        raise KeyError(f"no arms {a!r} and {b!r}; the arms are {[x.name for x in self.arms]}")
+
+
+def compare_many(results: Mapping[str, Sequence], *, better: str = "lower",
+                 margin: float = 0.0, ceiling: float | None = None) -> Ranking:
+    """Every pair of two or more arms (``{name: per-seed values}``) by the comparison rule."""
+    if not isinstance(results, Mapping) or len(results) < 2:
+        raise ValueError("results must map two or more arm names to per-seed values")
+    arms = tuple(summarise(str(k), v, better=better, ceiling=ceiling) for k, v in results.items())
+    diffs = tuple(compare(x, y, better=better, margin=margin) for x, y in combinations(arms, 2))
+    sign = 1.0 if better == "lower" else -1.0
+    best = min(arms, key=lambda x: sign * x.mean)          # the first one on a tie
+    apart = all(d.clear and d.better == best.name for d in diffs
+                if best.name in (d.a.name, d.b.name))
+    return Ranking(arms, best.name, apart, diffs)
+
+
+@dataclass(frozen=True)
+class RatePick:
+    """``best_rate``'s result: the grid, the rate with the best mean, the rates within noise of
+    it (itself included), whether every rate is (``flat``), at which edge the best sits
+    (``"low"``, ``"high"`` or None), and whether the grid brackets it."""
+
+    rates: tuple[float, ...]
+    best: float
+    tied: tuple[float, ...]
+    flat: bool
+    at_edge: str | None
+    bracketed: bool
+
+    @property
+    def judgeable(self) -> bool:
+        """True when a comparison may use this arm's best rate: bracketed, or a flat grid."""
+        return self.bracketed or self.flat
+
+
+def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margin: float = 0.0,
+              ceiling: float | None = None) -> RatePick:
+    """The best learning rate of one arm on a grid (``{rate: per-seed values}``), by mean, and
+    whether the grid says so (the bracketing rule in the module docstring). A single rate is
+    never bracketed."""
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError("results must map each learning rate to its per-seed values")
+    for r in results:
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not r > 0:
+            raise ValueError(f"learning rates must be positive numbers, got {r!r}")
+    rates = tuple(sorted(float(r) for r in results))
+    arms = {float(r): summarise(f"lr={r:g}", v, better=better, ceiling=ceiling)
+            for r, v in results.items()}
+    sign = 1.0 if better == "lower" else -1.0
+    best = min(rates, key=lambda r: sign * arms[r].mean)
+    tied = tuple(r for r in rates if r == best or
+                 not compare(arms[best], arms[r], better=better, margin=margin).clear)
+    flat = len(rates) > 1 and len(tied) == len(rates)
+    edge = "low" if best == rates[0] else "high" if best == rates[-1] else None
+    if len(rates) == 1:
+        edge = "low"                    # one rate: nothing on either side of it
+    return RatePick(rates, best, tied, flat, edge, edge is None)
+
+
+def every_some_none(flags: Iterable[bool]) -> str:
+    """``"every"``, ``"some"`` or ``"none"``: how many of a claim's cases hold."""
+    flags = [bool(f) for f in flags]
+    if not flags:
+        raise ValueError("every_some_none needs at least one case")
+    return "every" if all(flags) else "some" if any(flags) else "none"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one part of a claim: its word (``OUTCOMES``), the part's name, the
+    reason when it could not be tested, the comparison behind it, and — within noise — whether
+    the means leaned the way the claim says."""
+
+    word: str
+    part: str
+    reason: str | None = None
+    difference: Difference | None = None
+    leans_as_claimed: bool | None = None
+
+
+def outcome(diff: Difference | None, expected: str, *, part: str = "", testable: bool = True,
+            why_not: str | None = None) -> Outcome:
+    """The word for a part whose claim predicts that arm ``expected`` is better: not testable
+    (say ``why_not``: no positive control, an unbracketed grid, a design that cannot tell the
+    alternatives apart); reproduced when the difference is clear that way; contradicted here
+    when it is clear the other way; not shown here when it is within noise."""
+    if not testable or diff is None:
+        if not why_not:
+            raise ValueError("a part that could not be tested needs why_not: the reason")
+        return Outcome(NOT_TESTABLE, part, why_not, diff)
+    if expected not in (diff.a.name, diff.b.name):
+        raise KeyError(f"no arm {expected!r}; the arms are {diff.a.name!r} and {diff.b.name!r}")
+    if diff.clear:
+        return Outcome(REPRODUCED if diff.better == expected else CONTRADICTED, part, None, diff)
+    return Outcome(NOT_SHOWN, part, None, diff, diff.better == expected)
+
+
+def from_bracket(*picks: RatePick) -> tuple[bool, str | None]:
+    """(testable, why not) for a comparison between arms at these best rates: not testable
+    while any arm's best rate sits at an edge of its grid."""
+    edges = [p for p in picks if not p.judgeable]
+    if not edges:
+        return True, None
+    where = ", ".join(f"best at the {p.at_edge} edge ({p.best:g})" for p in edges)
+    return False, f"learning-rate grid does not bracket the best rate: {where}"
+
+
+def claim_outcome(parts: Sequence[Outcome]) -> str:
+    """A claim's headline word from its parts. The claims page shows a row per part; this word
+    is only the headline, and it is never simply the worst of several: every part reproduced
+    -> reproduced; some but not all -> reproduced in part; none -> the parts' common word, or
+    else contradicted here if any part is, else not shown here if any part is, else not
+    testable here."""
+    if not parts:
+        raise ValueError("claim_outcome needs at least one part")
+    words = [p.word for p in parts]
+    if all(w == REPRODUCED for w in words):
+        return REPRODUCED
+    if REPRODUCED in words or IN_PART in words:
+        return IN_PART
+    if len(set(words)) == 1:
+        return words[0]
+    for w in (CONTRADICTED, NOT_SHOWN):
+        if w in words:
+            return w
+    return NOT_TESTABLE

@@ -1,0 +1,191 @@
+"""The evidence library (``depthnotes.verdicts.evidence``) on constructed cases, including the
+two the book's first rule got wrong."""
+
+import math
+
+import pytest
+
+from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          OUTCOMES, REPRODUCED, RULE, WITHIN_NOISE, Diverged,
+                                          best_rate, claim_outcome, compare, compare_many,
+                                          every_some_none, from_bracket, outcome, summarise)
+
+
+def old_rule_clear(a, b):
+    """The first rule, for contrast: clear when the gap of means exceeds the larger range."""
+    return abs(sum(a) / len(a) - sum(b) / len(b)) > max(max(a) - min(a), max(b) - min(b))
+
+
+# -- the comparison rule --------------------------------------------------------------------
+def test_an_outlier_in_the_same_direction_does_not_veto_a_large_effect():
+    a, b = [1.00, 1.01, 1.02], [1.50, 1.51, 3.00]
+    assert not old_rule_clear(a, b)                     # the first rule: "within noise"
+    d = compare(("a", a), ("b", b))
+    assert d.clear and d.better == "a" and not d.overlap
+
+
+def test_arms_that_do_not_overlap_are_told_apart_however_spread():
+    a, b = [1.00, 1.05, 1.30], [1.31, 1.32, 1.33]
+    assert not old_rule_clear(a, b)
+    d = compare(("a", a), ("b", b))
+    assert d.verdict == CLEAR and d.better == "a"
+
+
+def test_a_gap_inside_the_spread_is_within_noise():
+    d = compare(("a", [1.0, 1.2, 1.4]), ("b", [1.1, 1.3, 1.5]))
+    assert d.verdict == WITHIN_NOISE and d.overlap and d.welch_ratio < 3
+    assert d.better == "a"                              # the means still say which leads
+
+
+def test_overlapping_arms_with_a_large_gap_are_clear_by_the_welch_ratio():
+    # one seed of b crosses into a, but the gap is many standard errors
+    a, b = [1.00, 1.01, 1.02, 1.01, 1.00], [1.40, 1.41, 1.42, 1.40, 1.015]
+    d = compare(("a", a), ("b", b))
+    assert d.overlap and d.welch_ratio > 3 and d.clear
+
+
+def test_a_gap_below_the_practical_margin_is_within_noise_even_when_separated():
+    d = compare(("a", [1.000, 1.001, 1.002]), ("b", [1.010, 1.011, 1.012]), margin=0.02)
+    assert not d.overlap and d.verdict == WITHIN_NOISE
+    assert compare(("a", [1.000, 1.001, 1.002]), ("b", [1.010, 1.011, 1.012])).clear
+    exact = compare(("a", [1.0, 1.0, 1.0]), ("b", [2.0, 2.0, 2.0]), margin=1.0)
+    assert not exact.clear                              # a gap equal to the margin
+
+
+def test_identical_arms_are_within_noise():
+    d = compare(("a", [2.0, 2.1, 2.2]), ("b", [2.0, 2.1, 2.2]))
+    assert d.verdict == WITHIN_NOISE and d.better is None
+
+
+def test_higher_is_better_for_accuracies():
+    d = compare(("deep", [0.99, 0.98, 1.00]), ("wide", [0.41, 0.43, 0.42]), better="higher")
+    assert d.clear and d.better == "deep" and d.gap > 0
+
+
+# -- the divergence policy --------------------------------------------------------------------
+def test_a_diverged_seed_needs_a_ceiling_and_then_counts_as_learning_nothing():
+    with pytest.raises(ValueError, match="ceiling"):
+        summarise("post", [3.0, None, 3.1])
+    arm = summarise("post", [3.0, Diverged(step=41), float("nan")], ceiling=4.5)
+    assert arm.values == (3.0, 4.5, 4.5) and arm.diverged == (1, 2)
+    assert arm.diverged_at == (41, None)
+
+
+def test_a_diverged_seed_ranks_below_every_run_that_trained():
+    # a ceiling lower than a trained loss still ranks the diverged seed last for overlap
+    trained = summarise("pre", [5.0, 5.1, 5.2], ceiling=4.0)
+    broken = summarise("post", [4.0, 4.0, None], ceiling=4.0)
+    d = compare(trained, broken)
+    assert d.better == "post" and d.overlap             # post's diverged seed is worse than pre
+
+
+def test_every_seed_diverged_against_every_seed_trained_is_clear():
+    d = compare(("pre", [2.3, 2.4, 2.35]), ("post", [None, None, None]), ceiling=4.54)
+    assert d.clear and d.better == "pre"
+
+
+def test_bad_input_names_the_field():
+    with pytest.raises(ValueError, match="better must be one of"):
+        compare(("a", [1, 2, 3]), ("b", [1, 2, 3]), better="smaller")
+    with pytest.raises(ValueError, match="margin"):
+        compare(("a", [1, 2, 3]), ("b", [1, 2, 3]), margin=-1)
+    with pytest.raises(ValueError, match="at least 3"):
+        summarise("a", [1.0, 2.0])
+    with pytest.raises(ValueError, match="not a number"):
+        summarise("a", [1.0, "2", 3.0])
+    with pytest.raises(ValueError, match="own name"):
+        compare(("a", [1, 2, 3]), ("a", [4, 5, 6]))
+
+
+def test_compare_many_finds_the_best_and_whether_it_is_apart():
+    r = compare_many({"L=2": [2.0, 2.01, 2.02], "L=4": [1.50, 1.51, 1.52],
+                      "L=8": [1.51, 1.53, 1.56]})
+    assert r.best == "L=4" and not r.clear              # L=8 overlaps it: within noise
+    assert not r.between("L=4", "L=8").clear and r.between("L=2", "L=4").clear
+    r2 = compare_many({"L=2": [2.0, 2.01, 2.02], "L=4": [1.50, 1.51, 1.52]})
+    assert r2.best == "L=4" and r2.clear
+
+
+# -- best rate on a grid ----------------------------------------------------------------------
+def test_an_interior_best_rate_is_bracketed():
+    pick = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32], 4e-3: [2.6, 2.6, 2.61]})
+    assert pick.best == 2e-3 and pick.bracketed and pick.at_edge is None and pick.judgeable
+
+
+def test_a_best_rate_at_the_edge_is_not_judgeable():
+    pick = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32]})
+    assert pick.best == 2e-3 and pick.at_edge == "high" and not pick.judgeable
+    ok, why = from_bracket(pick)
+    assert not ok and "high edge" in why
+
+
+def test_a_flat_grid_is_judgeable_and_one_rate_is_not():
+    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5]})
+    assert flat.flat and flat.judgeable and set(flat.tied) == {1e-3, 3e-3}
+    one = best_rate({1e-3: [2.0, 2.1, 2.2]})
+    assert not one.bracketed and not one.judgeable
+
+
+def test_a_diverged_top_rate_brackets_the_best_just_below_it():
+    pick = best_rate({1e-3: [2.5, 2.5, 2.6], 3e-3: [2.2, 2.25, 2.3], 1e-2: [None, None, 2.9]},
+                     ceiling=4.54)
+    assert pick.best == 3e-3 and pick.bracketed
+
+
+def test_one_noisy_neighbour_does_not_hide_a_shift_of_the_best_rate():
+    # chapter 8's case: one rate's seeds spread 2.37-2.57; the best is still found and bracketed
+    pick = best_rate({1e-3: [2.60, 2.61, 2.62], 2e-3: [2.37, 2.45, 2.57],
+                      4e-3: [2.20, 2.21, 2.22], 8e-3: [2.40, 2.41, 2.43]})
+    assert pick.best == 4e-3 and pick.bracketed and pick.tied == (4e-3,)
+
+
+# -- parts and words --------------------------------------------------------------------------
+def test_every_some_none():
+    assert every_some_none([True, True]) == "every"
+    assert every_some_none([True, False]) == "some"
+    assert every_some_none([False]) == "none"
+    with pytest.raises(ValueError):
+        every_some_none([])
+
+
+def test_each_outcome_word_from_its_case():
+    ahead = compare(("pre", [2.3, 2.31, 2.32]), ("post", [3.0, 3.1, 3.2]))
+    assert outcome(ahead, "pre").word == REPRODUCED
+    assert outcome(ahead, "post").word == CONTRADICTED
+    noise = compare(("pre", [2.3, 2.5, 2.7]), ("post", [2.4, 2.6, 2.8]))
+    o = outcome(noise, "pre")
+    assert o.word == NOT_SHOWN and o.leans_as_claimed
+    assert outcome(noise, "post").leans_as_claimed is False
+    blocked = outcome(None, "pre", testable=False, why_not="no positive control")
+    assert blocked.word == NOT_TESTABLE and blocked.reason == "no positive control"
+    with pytest.raises(ValueError, match="why_not"):
+        outcome(None, "pre", testable=False)
+    assert set(OUTCOMES) == {REPRODUCED, IN_PART, CONTRADICTED, NOT_SHOWN, NOT_TESTABLE}
+
+
+def test_a_claim_with_a_reproduced_part_and_an_untestable_one_is_reproduced_in_part():
+    # C9's case: pre-norm trained in 8 of 8 cells where post-norm trained in 0; the recipe part
+    # could not be tested. The headline is not the worst word of the two.
+    trains = compare(("pre", [2.3, 2.31, 2.29]), ("post", [None] * 3), ceiling=4.54)
+    parts = [outcome(trains, "pre", part="pre-norm trains where post-norm does not"),
+             outcome(None, "post", part="the recipe", testable=False,
+                     why_not="its precondition (post-norm trains without warm-up) missed")]
+    assert [p.word for p in parts] == [REPRODUCED, NOT_TESTABLE]
+    assert claim_outcome(parts) == IN_PART
+
+
+def test_claim_outcome_without_a_reproduced_part():
+    def word(w):
+        return outcome(None, "x", testable=False, why_not="-") if w == NOT_TESTABLE else \
+            type(outcome(None, "x", testable=False, why_not="-"))(w, "p")
+    assert claim_outcome([word(REPRODUCED)] * 2) == REPRODUCED
+    assert claim_outcome([word(NOT_SHOWN)] * 2) == NOT_SHOWN
+    assert claim_outcome([word(NOT_SHOWN), word(CONTRADICTED)]) == CONTRADICTED
+    assert claim_outcome([word(NOT_SHOWN), word(NOT_TESTABLE)]) == NOT_SHOWN
+    with pytest.raises(ValueError):
+        claim_outcome([])
+
+
+def test_the_rule_text_states_the_constants():
+    assert "3 Welch" in RULE and "at least 3 seeds" in RULE and "brackets" in RULE
+    assert math.isfinite(compare(("a", [1, 1, 1]), ("b", [1, 1, 1])).welch_ratio)
