@@ -121,7 +121,7 @@ def test_looped_model_equals_applying_the_stored_blocks_by_hand(k):
         x = model.embed(idx)
         for i in range(6):
             x = model.h[i % k](x)
-        by_hand = model.head(x)
+        by_hand = model.logits(x)
         assert torch.equal(model(idx)[0], by_hand)
 
 
@@ -182,7 +182,7 @@ def test_skip_names_one_application_of_a_shared_block():
         x = model.embed(idx)
         for i in (0, 1, 3):
             x = model.h[0](x, None, i)
-        assert torch.equal(model(idx, skip=(2,))[0], model.head(x))
+        assert torch.equal(model(idx, skip=(2,))[0], model.logits(x))
 
 
 def test_residual_stream_probe_sees_every_application():

@@ -138,7 +138,7 @@ def test_embedding_has_plain_strides_and_the_untied_head_is_a_plain_parameter():
     assert sum(p.numel() for p in untied.parameters()) == count_params(untied_cfg).total
     x = torch.randn(2, 3, 32)
     with torch.no_grad():
-        assert torch.allclose(untied.head(x), untied.ln_f(x) @ untied.lm_head.T, atol=1e-6)
+        assert torch.allclose(untied.logits(x), untied.ln_f(x) @ untied.lm_head.T, atol=1e-6)
     # the untied head is trained: it receives a gradient
     idx = torch.randint(0, 50, (2, 6), generator=torch.Generator().manual_seed(1))
     untied(idx, targets=idx)[1].backward()
@@ -155,9 +155,12 @@ def test_hidden_is_before_the_final_norm_features_after_and_skip_removes_blocks(
             stream.append(block(stream[-1]))
         assert torch.equal(m.hidden(idx), stream[-1])
         assert torch.equal(m.features(idx), m.ln_f(stream[-1]))
+        # the final norm is applied once: logits from the stream = the head on the features
+        assert torch.equal(m.logits(stream[-1]), m.unembed(m.features(idx)))
+        assert torch.equal(m(idx)[0], m.unembed(m.features(idx)))
         skipped = m.h[1](m.h[0](x))                       # block 2 left out
         assert torch.equal(m.hidden(idx, skip=(2,)), skipped)
-        assert torch.equal(m(idx, skip=(2,))[0], m.head(skipped))
+        assert torch.equal(m(idx, skip=(2,))[0], m.logits(skipped))
         post = Transformer(tiny(norm="post", init="xavier"), seed=0)
         assert torch.equal(post.features(idx), post.hidden(idx))   # no final norm
     with pytest.raises(ValueError, match="not with a cache"):

@@ -146,7 +146,7 @@ def test_final_hidden_is_the_normed_output_the_head_reads():
         want = m.ln_f(manual_stream(m, x)[-1])
     assert torch.equal(final_hidden(m, x), want)
     with torch.no_grad():
-        assert torch.allclose(m.head(manual_stream(m, x)[-1]),
+        assert torch.allclose(m.logits(manual_stream(m, x)[-1]),
                               final_hidden(m, x) @ m.wte.weight.T, atol=1e-5)
 
 

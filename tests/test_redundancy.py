@@ -47,7 +47,7 @@ def test_drop_zero_is_the_full_loss_and_drop_n_matches_a_shorter_stack():
         h = model.embed(x)
         for block in model.h[:2]:
             h = block(h)
-        logits = model.head(h)
+        logits = model.logits(h)
         want = torch.nn.functional.cross_entropy(logits.reshape(-1, 50), y.reshape(-1)).item()
     assert drop[2] == pytest.approx(want, rel=1e-6)
 

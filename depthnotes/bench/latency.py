@@ -595,7 +595,7 @@ def head_latency(model: Transformer | ModelConfig, *, calls: int = 20, repeats: 
 
     def step():
         x = model.embed(idx, start=0)[:, -1, :]
-        return model.head(x).argmax(dim=-1)
+        return model.logits(x).argmax(dim=-1)
 
     with num_threads(threads):
         step()

@@ -231,17 +231,22 @@ class Transformer(nn.Module):
         norm. F(x; theta) in DeepNet's update-size measure (``probes.final_hidden``)."""
         return self.final_norm(self.hidden(idx, skip=skip))
 
-    def head(self, x: torch.Tensor) -> torch.Tensor:
-        """Final norm and the output head: stream (..., d) -> logits (..., vocab)."""
+    def logits(self, stream: torch.Tensor) -> torch.Tensor:
+        """The residual stream (..., d) -> logits (..., vocab): the final norm, then the output
+        head (``unembed``). Give it the stream, not ``features``, which are already normed."""
+        return self.unembed(self.final_norm(stream))
+
+    def unembed(self, features: torch.Tensor) -> torch.Tensor:
+        """The output head alone: features after the final norm (..., d) -> logits (..., vocab)."""
         w = self.wte.weight if self.lm_head is None else self.lm_head        # [vocab, d]
-        return F.linear(self.final_norm(x), w)                               # x @ w.T
+        return F.linear(features, w)                                         # x @ w.T
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
                 cache: KVCache | None = None, skip=()):
         """Logits (B, T, vocab) for token ids ``idx`` (B, T), and the mean cross-entropy
         against ``targets`` (B, T) when given (else None). ``cache`` and ``skip`` as in
         ``hidden``."""
-        logits = self.head(self.hidden(idx, cache, skip))                    # (B, T, V)
+        logits = self.logits(self.hidden(idx, cache, skip))                    # (B, T, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
@@ -276,7 +281,7 @@ class Transformer(nn.Module):
             if cache is None:
                 step_input = torch.cat(out, dim=1)
             x = self.hidden(step_input, cache)                             # (B, T, d)
-            logits = self.head(x[:, -1, :])        # only the last position's logits: (B, V)
+            logits = self.logits(x[:, -1, :])        # only the last position's logits: (B, V)
             nxt = _pick(logits, temperature, top_k, gen)                   # (B, 1)
             out.append(nxt)
             step_input = nxt

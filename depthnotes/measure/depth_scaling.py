@@ -82,7 +82,7 @@ def _features_and_logits(model: Transformer, x: torch.Tensor):
     with eval_mode(model):
         stream = model.hidden(x)                                          # (B, T, d)
         feats = model.final_norm(stream)                                  # (B, T, d)
-        return stream, feats, model.head(stream)                          # logits (B, T, V)
+        return stream, feats, model.logits(stream)                          # logits (B, T, V)
 
 
 def coordinate_check(depths, rules=CHAPTER8_RULES, *, lr: float = 1e-3,
