@@ -89,6 +89,23 @@ def test_deepnorm_init_error_points_at_xavier_for_the_post_ln_baseline():
         assert ModelConfig(**BASE, norm=norm, init="xavier").init_beta == 1.0
 
 
+def test_an_unset_init_follows_the_norm_and_the_branch_rule():
+    """DeepNorm gets DeepNet's init (alpha with its beta), a depth rule the depth-free init
+    (not GPT-2's, which would scale by depth again), anything else GPT-2's; an explicit init
+    is kept, and a changed norm carries a default init along."""
+    assert ModelConfig(**BASE, norm="deepnorm").init == "deepnorm"
+    assert ModelConfig(**BASE, norm="deepnorm").init_beta < 1.0
+    assert ModelConfig(**BASE, branch_scale="1/sqrt(2L)").init == "normal"
+    assert ModelConfig(**BASE, norm="post").init == "gpt2"
+    assert ModelConfig(**BASE, norm="deepnorm", init="xavier").init == "xavier"
+    assert ModelConfig(**BASE, norm="post").replace(norm="deepnorm").init == "deepnorm"
+    assert ModelConfig(**BASE).replace(branch_scale="1/L").init == "normal"
+    kept = ModelConfig(**BASE, init="xavier").replace(norm="deepnorm")
+    assert kept.init == "xavier"
+    assert ModelConfig(**BASE, norm="deepnorm") == ModelConfig(**BASE, norm="deepnorm",
+                                                              init="deepnorm")
+
+
 def test_depth_constants_come_from_the_config():
     """alpha, beta and s: one formula each, read off the config."""
     deep = ModelConfig(n_layer=8, d_model=64, n_head=4, norm="deepnorm", init="deepnorm")

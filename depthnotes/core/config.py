@@ -40,10 +40,20 @@ NORMS = ("post", "pre", "deepnorm")
 #: - ``"normal"``: every weight matrix and embedding N(0, 0.02^2)
 #: - ``"gpt2"``: as "normal", but the two output projections that write into the residual
 #:   stream (attention c_proj, FFN c_proj) use std 0.02/sqrt(2L)
-#: - ``"xavier"``: Xavier-normal matrices (the post-LN analyses' init; any norm placement)
+#: - ``"xavier"``: Xavier-normal matrices (the post-LN analyses' init; post- or pre-norm)
 #: - ``"deepnorm"``: DeepNet's init, "xavier" with gain beta on W_V, W_O and the FFN (only
 #:   with norm="deepnorm")
 INITS = ("normal", "gpt2", "xavier", "deepnorm")
+
+
+def default_init(norm: str, branch_scale) -> str:
+    """The init a config gets when it names none: ``"deepnorm"`` for DeepNorm, ``"normal"``
+    when ``branch_scale`` is a depth rule (the rule is then the only depth-dependent factor),
+    else GPT-2's ``"gpt2"``."""
+    if norm == "deepnorm":
+        return "deepnorm"
+    return "normal" if isinstance(branch_scale, str) else "gpt2"
+
 
 #: The named rules accepted for ``branch_scale`` (each branch F(x) is multiplied by s(L)):
 #:
@@ -115,6 +125,12 @@ class ModelConfig:
     each stored block is applied equally often. ``n_layer`` stays the number of applications.
     ``ln_scaling`` is LayerNorm Scaling (``LN_SCALING_RULES``; pre-norm only).
 
+    ``init`` left unset (None) follows from the other choices (``default_init``): DeepNet's
+    init for ``norm="deepnorm"`` (its alpha and beta belong together), the depth-free
+    ``"normal"`` when a depth rule already scales each branch (GPT-2's init would scale by
+    depth a second time), else ``"gpt2"``. An init named explicitly is kept (``init="xavier"``
+    with DeepNorm is alpha without beta, on purpose).
+
     The default activation is the exact GELU, so ``ModelConfig(n_layer=12, d_model=768,
     n_head=12)`` has GPT-2 small's shape but not its function (GPT-2 uses the tanh form);
     ``ModelConfig.preset("gpt2-small")`` is GPT-2 small, tanh GELU included.
@@ -130,7 +146,7 @@ class ModelConfig:
     tie_embeddings: bool = True
     norm: str = "pre"
     branch_scale: BranchScale = 1.0
-    init: str = "gpt2"
+    init: str | None = None
     ln_eps: float = 1e-5
     activation: str = "gelu"
     n_unique_blocks: int | None = None
@@ -152,6 +168,8 @@ class ModelConfig:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         check_choice("norm", self.norm, NORMS)
+        if self.init is None:
+            object.__setattr__(self, "init", default_init(self.norm, self.branch_scale))
         check_choice("init", self.init, INITS)
         check_choice("activation", self.activation, ACTIVATIONS)
         if isinstance(self.branch_scale, str):
@@ -239,10 +257,14 @@ class ModelConfig:
         return deepnorm_constants(self.n_layer).beta if self.init == "deepnorm" else 1.0
 
     def replace(self, **changes) -> "ModelConfig":
-        """A copy with some fields changed, validated again (``d_ff`` follows ``d_model``
-        unless it was set explicitly in ``changes``)."""
+        """A copy with some fields changed, validated again (``d_ff`` follows ``d_model``, and
+        an init that was the default follows ``norm`` and ``branch_scale``, unless set
+        explicitly in ``changes``)."""
         if "d_model" in changes and "d_ff" not in changes and self.d_ff == 4 * self.d_model:
             changes["d_ff"] = None
+        if ({"norm", "branch_scale"} & set(changes) and "init" not in changes
+                and self.init == default_init(self.norm, self.branch_scale)):
+            changes["init"] = None
         return dataclasses.replace(self, **changes)
 
     @classmethod
