@@ -41,10 +41,11 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import torch  # noqa: E402
 
-from depthnotes import ModelConfig, Transformer
-from depthnotes.core import fastpath# noqa: E402
-from depthnotes.bench.latency import _timed, decode_weight_bytes, memory_bandwidth# noqa: E402
-from depthnotes.training.runtime import machine_info# noqa: E402
+from depthnotes import ModelConfig, Transformer  # noqa: E402
+from depthnotes.bench.latency import _timed, decode_weight_bytes, memory_bandwidth  # noqa: E402
+from depthnotes.core import fastpath  # noqa: E402
+from depthnotes.core.gpt2_weights import load_gpt2_state_dict  # noqa: E402
+from depthnotes.training.runtime import machine_info  # noqa: E402
 
 
 # -- the contenders: each is a function n -> generate n new tokens after the prompt ------------
@@ -60,14 +61,8 @@ def ours_decoder(model: Transformer, prompt: torch.Tensor, split: bool = True):
 
 
 def copy_hf_weights(ours: Transformer, hf) -> None:
-    """Copy an HF ``GPT2LMHeadModel``'s weights into ours, name for name (both store the linear
-    maps ``[in, out]``; HF's head is tied to ``wte``, so it is skipped)."""
-    params = dict(ours.named_parameters())
-    with torch.no_grad():
-        for name, value in hf.state_dict().items():
-            if name == "lm_head.weight":
-                continue
-            params[name.removeprefix("transformer.")].copy_(value)
+    """Copy an HF ``GPT2LMHeadModel``'s weights into ours (``depthnotes.core.gpt2_weights``)."""
+    load_gpt2_state_dict(ours, hf.state_dict())
 
 
 def same_function(ours: Transformer, hf, prompt: torch.Tensor, new_tokens: int = 8):
