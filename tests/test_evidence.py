@@ -72,11 +72,14 @@ def test_a_diverged_seed_needs_a_ceiling_and_then_counts_as_learning_nothing():
 
 
 def test_a_diverged_seed_ranks_below_every_run_that_trained():
-    # a ceiling lower than a trained loss still ranks the diverged seed last for overlap
-    trained = summarise("pre", [5.0, 5.1, 5.2], ceiling=4.0)
-    broken = summarise("post", [4.0, 4.0, None], ceiling=4.0)
-    d = compare(trained, broken)
-    assert d.better == "post" and d.overlap             # post's diverged seed is worse than pre
+    # the ceiling stands in for it, and may not be better than a run that trained
+    d = compare(("pre", [2.3, 2.4, 2.35]), ("post", [2.5, 2.6, None]), ceiling=4.54)
+    assert d.better == "pre" and not d.overlap and d.b.diverged == (2,)
+    with pytest.raises(ValueError, match="better than arm 'pre'"):
+        compare(("pre", [5.0, 5.1, 5.2]), ("post", [4.0, 4.0, None]), ceiling=4.0)
+    with pytest.raises(ValueError, match="share one ceiling"):
+        compare(summarise("a", [1.0, 1.1, None], ceiling=4.0),
+                summarise("b", [1.0, 1.2, None], ceiling=5.0))
 
 
 def test_every_seed_diverged_against_every_seed_trained_is_clear():

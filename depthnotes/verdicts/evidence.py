@@ -25,9 +25,10 @@ range, though it only strengthens the case — and it could not tell apart two a
 overlap at all when one of them was spread. The separation test sees both: non-overlap needs no
 spread estimate, and the Welch ratio lets a large gap through when one seed crosses. Three
 standard errors is about the two-sided 95 % point of Student's t with the 2–4 degrees of
-freedom three seeds give, so a "clear" that rests on the ratio is not a coin toss. The margin
-keeps a separated but negligible gap (0.002 nats between two tight arms) from being called a
-finding.
+freedom three seeds give, so a "clear" that rests on the ratio is not a coin toss. Neither test
+is a significance test at three seeds: two arms of three seeds drawn from one distribution fail
+to overlap with probability 2/20. The margin is what makes a clear difference matter: it keeps a
+separated but negligible gap (0.002 nats between two tight arms) from being called a finding.
 
 How a chapter uses it::
 
@@ -94,6 +95,7 @@ class Arm:
     better: str
     diverged: tuple[int, ...] = ()             # indices of the seeds that diverged
     diverged_at: tuple[int | None, ...] = ()   # their steps, when known
+    ceiling: float | None = None               # what a diverged seed counts as
 
     @property
     def n(self) -> int:
@@ -157,7 +159,30 @@ def summarise(name: str, values: Sequence, *, better: str = "lower",
             raise ValueError(f"arm {name!r}, seed #{i}: {v!r} is not a number")
         else:
             out.append(float(v))
-    return Arm(name, tuple(out), better, tuple(diverged), tuple(steps))
+    arm = Arm(name, tuple(out), better, tuple(diverged), tuple(steps),
+              None if ceiling is None else float(ceiling))
+    _check_ceiling(arm, arm)
+    return arm
+
+
+def _check_ceiling(*arms: Arm) -> None:
+    """The policy holds only if a diverged seed's stand-in is no better than any run that
+    trained (else the means would rank a diverged run above a trained one), and arms compared
+    together share one ceiling."""
+    ceilings = {a.ceiling for a in arms if a.diverged}
+    if len(ceilings) > 1:
+        raise ValueError(f"arms compared together must share one ceiling, got {sorted(ceilings)}")
+    if not ceilings:
+        return
+    c = ceilings.pop()
+    sign = 1.0 if arms[0].better == "lower" else -1.0
+    for a in arms:
+        for i, v in enumerate(a.values):
+            if i not in a.diverged and sign * v > sign * c:
+                raise ValueError(f"ceiling={c:g} is better than arm {a.name!r}'s seed #{i} "
+                                 f"({v:g}), which trained: a diverged run must count as no "
+                                 f"better than one that learned (use the loss at "
+                                 f"initialisation)")
 
 
 @dataclass(frozen=True)
@@ -203,6 +228,7 @@ def compare(a, b, *, better: str = "lower", margin: float = 0.0,
     a, b = _as_arm(a, better, ceiling), _as_arm(b, better, ceiling)
     if a.name == b.name:
         raise ValueError(f"two arms named {a.name!r}: give each arm its own name")
+    _check_ceiling(a, b)
     gap = a.mean - b.mean
     sign = 1.0 if better == "lower" else -1.0
     winner = None if gap == 0 else (a if sign * gap < 0 else b)
