@@ -1,7 +1,7 @@
 """The book's synthetic multi-step data: k-hop pointer chasing (chapter 3, claim C5).
 
-(The text corpus lives in ``data.py``; this module holds the synthetic task whose answer needs
-k dependent steps.)
+(The text corpus lives in ``data.corpus``; this module holds the synthetic tasks whose answer
+needs k dependent steps, and ``training.tasks`` trains on them.)
 
 The task
 --------

@@ -1,5 +1,11 @@
 """Training every shape of a fixed-parameter family with one recipe (chapter 6), and the
 learning-rate rule across widths.
+
+``budget_sweep`` trains every shape of a fixed-P family (``params.shapes_for_budget``) on the
+shipped corpus with one recipe and the same number of tokens, and returns one ``SweepPoint``
+per shape: its d/L and its final validation loss. The learning rate may follow the width
+(``lr_rule="1/d"``: lr = lr_ref * d_ref / d), because Adam's best step size shrinks as a
+matrix gets wider, and one fixed rate would favour whichever end of the family it suits.
 """
 
 from __future__ import annotations

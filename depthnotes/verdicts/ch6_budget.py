@@ -1,21 +1,13 @@
-"""Splitting a fixed parameter budget between depth and width (chapter 6, claims C14, C15).
+"""Chapter 6's rules for splitting a fixed parameter budget between depth and width (claims
+C14, C15). The sweep itself trains in ``training.budget`` (``budget_sweep``, ``lr_for_width``);
+the real models' shapes are ``data.published_shapes``.
 
-* ``budget_sweep`` trains every shape of a fixed-P family (``params.shapes_for_budget``) on the
-  shipped corpus with one recipe and the same number of tokens, and returns one
-  ``SweepPoint`` per shape: its d/L and its final validation loss (one seed: the chapter's
-  fast illustration).
 * ``judge_basin`` applies the basin rule (``basin_rule`` states it) to per-seed losses of
   one budget's shapes; ``basins_from_record`` does it for every budget of a record such as
   ``budget_basin``; ``basin_claim_word`` turns the basins into the claims page's word.
 * ``end_gap_trend`` follows the gap between a budget's deepest and shallowest shape over the
   record's evaluations (is it closing with more tokens?), by the rule ``gap_trend_rule`` states.
-* ``PUBLISHED_SHAPES`` lists real models' (L, d) as their papers give them, for the C15 table;
-  ``aspect_claim_word`` judges C15 on them by the rule ``aspect_rule`` states.
-
-The training recipe is a ``train.TrainConfig``; the learning rate may follow the width
-(``lr_rule="1/d"``: lr = lr_ref * d_ref / d), because Adam's best step size shrinks as a
-matrix gets wider, and one fixed rate would favour whichever end of the family it happens to
-suit. Both rules are available so a reader can compare them.
+* ``aspect_claim_word`` judges C15 on ``PUBLISHED_SHAPES`` by the rule ``aspect_rule`` states.
 """
 
 from __future__ import annotations
