@@ -51,6 +51,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from depthnotes.core.checks import check_choice, check_number
+
 #: Fewest seeds an arm may rest on (EXPERIMENTS.md §2).
 MIN_SEEDS = 3
 #: Welch standard errors a gap must exceed when the arms overlap (module docstring).
@@ -134,18 +136,15 @@ def summarise(name: str, values: Sequence, *, better: str = "lower",
               ceiling: float | None = None) -> Arm:
     """An ``Arm`` from per-seed ``values``: numbers, or ``None`` / ``Diverged`` / a non-finite
     float for a seed that diverged (the policy in the module docstring: it needs ``ceiling``)."""
-    if better not in BETTER:
-        raise ValueError(f"better must be one of {BETTER}, got {better!r}")
+    check_choice("better", better, BETTER)
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise TypeError(f"arm {name!r}: values must be a sequence with one result per seed, "
                         f"got {type(values).__name__}")
     if len(values) < MIN_SEEDS:
         raise ValueError(f"arm {name!r} has {len(values)} seed(s); a comparison needs at least "
                          f"{MIN_SEEDS} per arm")
-    if ceiling is not None and (isinstance(ceiling, bool) or not isinstance(ceiling, (int, float))
-                                or not math.isfinite(ceiling)):
-        raise ValueError(f"ceiling must be a finite number (the loss of a run that learned "
-                         f"nothing), got {ceiling!r}")
+    if ceiling is not None:
+        check_number("ceiling", ceiling, extra="(the loss of a run that learned nothing)")
     out, diverged, steps = [], [], []
     for i, v in enumerate(values):
         if _is_divergence(v):
@@ -219,12 +218,8 @@ def compare(a, b, *, better: str = "lower", margin: float = 0.0,
             ceiling: float | None = None) -> Difference:
     """The comparison rule (module docstring) for arms ``a`` and ``b``: each an ``Arm`` or a
     ``(name, values)`` pair."""
-    if better not in BETTER:
-        raise ValueError(f"better must be one of {BETTER}, got {better!r}")
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or \
-            not math.isfinite(margin) or margin < 0:
-        raise ValueError(f"margin must be a finite number >= 0 (in the metric's units), "
-                         f"got {margin!r}")
+    check_choice("better", better, BETTER)
+    check_number("margin", margin, low=0.0, extra="(in the metric's units)")
     a, b = _as_arm(a, better, ceiling), _as_arm(b, better, ceiling)
     if a.name == b.name:
         raise ValueError(f"two arms named {a.name!r}: give each arm its own name")
