@@ -104,6 +104,36 @@ def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
 
 
 @register
+def prenorm_vs_postnorm_shallow(quick: bool = False) -> Experiment:
+    depths, lrs, warmups = ((1, 2), (1e-3, 1e-2), (0, 2)) if quick else \
+        ((4, 6), (3e-4, 1e-3, 3e-3, 1e-2, 3e-2), (0, 50))
+    recipe = TrainConfig(steps=4 if quick else 300, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=1e-3, decay="cosine", grad_clip=1.0,
+                         eval_every=2 if quick else 100, eval_batches=1 if quick else 32,
+                         eval_seed=0)
+    arms = tuple(
+        Arm(f"{norm}-norm, lr={lr:g}, warm-up={wu}, L={L}",
+            thin_config(L, norm, "xavier"), recipe.replace(lr=lr, warmup_steps=wu),
+            {"family": f"{norm}-norm, warm-up={wu}", "norm": norm, "lr": lr,
+             "warmup_steps": wu, "n_layer": L})
+        for L in depths for lr in lrs for wu in warmups for norm in ("post", "pre"))
+    return Experiment(
+        name="prenorm_vs_postnorm_shallow", quick=quick,
+        description=(
+            "Chapter 5 (C9): pre-norm against post-norm where post-norm still trains. The "
+            "thin shape (d = 64, FFN 128, 2 heads), both norms with Xavier init (the arms "
+            "differ in the norm's place only), L = 4 and 6, peak learning rates 3e-4, 1e-3, "
+            "3e-3, 1e-2 and 3e-2, with 0 and 50 warm-up steps; 300 steps of 16 x 64 "
+            "characters, AdamW, cosine decay to a tenth of the peak, clipping at 1; "
+            "validation loss after steps 100, 200 and 300 on the same 32 batches of 16 x 64 "
+            "held-out characters for every seed. 3 seeds per arm (120 runs)."),
+        measures=("training loss per step; validation loss after steps 100, 200 and 300 (the "
+                  "same 32 batches of 16 x 64 held-out characters for every run); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
 def prenorm_layer_use(quick: bool = False) -> Experiment:
     L = 4 if quick else 48
     recipe = TrainConfig(steps=4 if quick else 500, batch_size=4 if quick else 16,
