@@ -8,6 +8,9 @@ from depthnotes.experiments.records import (PROVENANCE_KEYS, SCHEMA_VERSION, Rec
 
 #: Training steps of a ``loss_run`` (and the recipe's steps in ``stored_record``).
 STEPS = 300
+#: The vocabulary of a ``stored_record``'s models: a diverged run counts as ln V (about 4.17)
+#: in the evidence library's comparisons (``ch4_trainability.loss_ceiling``).
+VOCAB = 65
 
 
 def loss_run(final, slope=0.0, steps=STEPS, eval_every=50, **extra):
@@ -31,12 +34,13 @@ def diverged_run(at=2, first=4.5, **extra):
                        "eval_loss": []}, **extra}
 
 
-def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake"):
+def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake", vocab_size=VOCAB):
     """A ``records.Record`` (its layout checked by ``Record.from_dict``) of ``arms``:
     ``{arm name: (info, [run per seed])}``, each run a dict with ``final`` and, if the code
-    under test reads them, ``curves`` or ``probes``."""
+    under test reads them, ``curves`` or ``probes``; every arm's model has ``vocab_size``."""
     config = {"data": "none", "seeds": list(seeds),
-              "arms": [{"name": arm, "model": {}, "recipe": {"steps": steps}, "info": info}
+              "arms": [{"name": arm, "model": {"vocab_size": vocab_size},
+                        "recipe": {"steps": steps}, "info": info}
                        for arm, (info, _) in arms.items()]}
     runs = [{"arm": arm, "seed": seed, "final": {}, "curves": {}, "seconds": 0.0, **run}
             for arm, (_, per_seed) in arms.items() for seed, run in zip(seeds, per_seed)]

@@ -8,7 +8,8 @@ from depthnotes.verdicts.ch6_budget import (BASIN_FLOOR, CLOSING, STEADY, WIDENI
                                             basin_claim_word, basin_rule, basins_from_record,
                                             judge_basin)
 from depthnotes.experiments.records import Record
-from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, compare
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, best_rate, compare_many)
 
 
 def shapes(means, spread=0.01, depths=(1, 2, 4, 8, 16)):
@@ -23,9 +24,10 @@ LAPTOP = shapes([1.475, 1.46, 1.53, 1.61, 1.73])        # the calibration: shall
 
 def test_both_ends_worse_and_a_broad_middle_is_the_claims_shape():
     b = judge_basin(200_000, KAPLAN)
-    assert b.width == pytest.approx(BASIN_FLOOR * 1.50)    # ranges (0.01) below the floor
+    assert b.width == pytest.approx(BASIN_FLOOR * 1.50)    # the margin: floor x best mean
     assert [s.n_layer for s in b.inside] == [2, 4, 8] and b.best.n_layer == 4
     assert b.shallow_worse and b.deep_worse and b.broad and b.claim_shape
+    assert b.testable == (True, None) and b.word == REPRODUCED
     assert basin_claim_word({200_000: b}) == REPRODUCED
     assert b.band == pytest.approx((1.50, 1.53)) and b.aspect_span == (1.0, 16.0)   # d = 32, 16, 8
 
@@ -34,19 +36,37 @@ def test_the_calibration_shape_is_not_the_claim():
     b = judge_basin(200_000, LAPTOP)
     assert not b.shallow_worse and b.deep_worse and not b.claim_shape
     assert [s.n_layer for s in b.inside] == [1, 2]
-    assert basin_claim_word([b]) == NOT_REPRODUCED
+    assert b.word == NOT_SHOWN and basin_claim_word([b]) == NOT_SHOWN
     assert "shallow end (L = 1) in the basin" in b.ends() and "deep end (L = 16) worse" in b.ends()
-    assert basin_claim_word([b, judge_basin(50_000, KAPLAN)]) == WITH_CAVEATS
+    # one budget has the claim's shape, one does not: in part
+    assert basin_claim_word([b, judge_basin(50_000, KAPLAN)]) == IN_PART
 
 
-def test_the_band_widens_to_the_largest_seed_range():
+def test_a_flat_budget_contradicts_the_claim():
+    b = judge_basin(1000, shapes([1.50, 1.51, 1.50, 1.505, 1.51]))   # all within 0.03
+    assert len(b.inside) == 5 and not (b.shallow_worse or b.deep_worse) and b.broad
+    assert b.word == CONTRADICTED and basin_claim_word([b]) == CONTRADICTED
+    assert basin_claim_word([b, judge_basin(1, KAPLAN)]) == IN_PART
+    narrow = judge_basin(1000, shapes([1.50, 1.51], depths=(1, 2)))   # flat, but 2 shapes
+    assert not narrow.broad and narrow.word == NOT_SHOWN
+
+
+def test_one_noisy_shape_no_longer_widens_the_band():
+    """The old rule widened the band to the largest seed range (0.12 here), so a deep end
+    0.11 above the best was in the basin. Now the margin is the floor alone and an end is
+    worse when it is separated from the best (no overlap, or > 3 Welch standard errors)."""
     noisy = shapes([1.70, 1.52, 1.50, 1.51, 1.66], spread=0.01)
     noisy[3] = ("L=8", 8, 8, [1.45, 1.51, 1.57])      # range 0.12, mean 1.51
     b = judge_basin(1000, noisy)
-    assert b.width == pytest.approx(0.12)
+    assert b.width == pytest.approx(BASIN_FLOOR * 1.50)
     assert b.shallow_worse and b.deep_worse          # 0.20 and 0.16 above: still outside
-    noisier = noisy[:-1] + [("L=16", 16, 4, [1.55, 1.61, 1.67])]   # gap 0.11 < 0.12
-    assert not judge_basin(1000, noisier).deep_worse
+    assert b.shapes[3].inside                        # the noisy shape itself: gap 0.01
+    noisier = noisy[:-1] + [("L=16", 16, 4, [1.55, 1.61, 1.67])]   # gap 0.11, no overlap
+    assert judge_basin(1000, noisier).deep_worse
+    # the same gap with a seed that reaches the best shape's seeds: within noise
+    overlapping = noisy[:-1] + [("L=16", 16, 4, [1.40, 1.61, 1.82])]
+    b = judge_basin(1000, overlapping)
+    assert b.deep.gap == pytest.approx(0.11) and not b.deep_worse
 
 
 def test_a_gap_equal_to_the_band_is_inside():
@@ -57,17 +77,25 @@ def test_a_gap_equal_to_the_band_is_inside():
     assert [s.inside for s in b.shapes] == [True, True, False]
 
 
-def test_an_end_outside_the_band_is_a_clear_difference_by_compare():
-    """One rule: an end judged worse is always a clear difference by verdicts.compare."""
+def test_a_shape_outside_the_basin_is_exactly_a_clear_difference_by_the_evidence_rule():
+    """One rule: a shape is worse exactly when the evidence library calls it clearly worse
+    than the best shape with the margin floor x the best mean."""
     rng = random.Random(0)
+    outside = 0
     for _ in range(200):
         data = [(f"L={L}", L, 8, [rng.uniform(1.4, 1.8) for _ in range(3)])
                 for L in (1, 2, 4, 8)]
         b = judge_basin(1000, data)
-        cmp = compare({s[0]: s[3] for s in data})
-        for end in (b.shallow, b.deep):
-            if not end.inside:
-                assert cmp.between(end.label, b.best.label).clear
+        cmp = compare_many({s[0]: s[3] for s in data}, margin=BASIN_FLOOR * b.best.summary.mean)
+        assert b.width == pytest.approx(cmp.margin)
+        for s in b.shapes:
+            if s is b.best:
+                assert s.inside and s.gap == 0
+                continue
+            d = cmp.between(s.label, b.best.label)
+            assert s.inside == (not d.clear) and s.gap == pytest.approx(d.gap)
+            outside += not s.inside
+    assert outside > 0                               # the case is exercised
 
 
 def test_shapes_are_ordered_by_depth_whatever_the_input_order():
@@ -78,13 +106,27 @@ def test_shapes_are_ordered_by_depth_whatever_the_input_order():
 
 @pytest.mark.parametrize("data, match", [
     (shapes([1.5, 1.6])[:1], "at least 2 shapes"),
-    ([("a", 1, 8, [1.0, 1.1]), ("b", 2, 8, [1.0, 1.1])], "at least 3 seeds"),
-    ([("a", 1, 8, [1.0, 1.1, float("nan")]), ("b", 2, 8, [1.0, 1.1, 1.2])], "not a finite"),
+    ([("a", 1, 8, [1.0, 1.1]), ("b", 2, 8, [1.0, 1.1])], "at least 3 per arm"),
     ([("a", 2, 8, [1.0, 1.1, 1.2]), ("b", 2, 8, [1.0, 1.1, 1.2])], "one shape per depth"),
 ])
 def test_bad_input_is_refused_with_a_clear_error(data, match):
     with pytest.raises(ValueError, match=match):
         judge_basin(1000, data)
+
+
+def test_a_diverged_seed_counts_as_the_stated_ceiling():
+    """None (or NaN, which the evidence library reads as a divergence) is a seed that
+    diverged: it counts as the ceiling (the loss of a model that learned nothing, ln V) and
+    ranks below every trained seed; without a ceiling the judge refuses to guess one."""
+    for gone in (None, float("nan")):
+        b = judge_basin(1000, [("a", 1, 8, [1.0, 1.1, gone]), ("b", 2, 8, [1.0, 1.1, 1.2]),
+                               ("c", 4, 8, [1.3, 1.35, 1.4])], ceiling=4.17)
+        a = b.shapes[0].summary
+        assert a.diverged == (2,) and a.values[2] == 4.17 and a.ceiling == 4.17
+        assert b.best.label == "b"          # the diverged seed ranks a below b by the mean,
+        assert b.shapes[0].inside           # but one seed of three is within noise
+        with pytest.raises(ValueError, match="ceiling"):
+            judge_basin(1000, [("a", 1, 8, [1.0, 1.1, gone]), ("b", 2, 8, [1.0, 1.1, 1.2])])
 
 
 def test_rule_sentence_states_the_numbers_it_uses():
@@ -108,7 +150,26 @@ def test_basins_from_a_record_group_arms_by_budget():
     basins = basins_from_record(rec)
     assert list(basins) == [50_000, 200_000]
     assert basins[50_000].claim_shape and not basins[200_000].claim_shape
-    assert basin_claim_word(basins) == WITH_CAVEATS
+    assert all(s.pick is None for b in basins.values() for s in b.shapes)   # one rate each
+    assert [b.word for b in basins.values()] == [REPRODUCED, NOT_SHOWN]
+    assert basin_claim_word(basins) == IN_PART
+
+
+def test_a_budget_is_not_testable_while_a_best_rate_sits_at_an_edge():
+    at_edge = best_rate({1e-3: [1.70, 1.71, 1.72], 2e-3: [1.80, 1.81, 1.82]})
+    inside = best_rate({1e-3: [1.8, 1.81, 1.82], 2e-3: [1.7, 1.71, 1.72],
+                        4e-3: [1.9, 1.91, 1.92]})
+    flat = best_rate({1e-3: [1.7, 1.71, 1.72], 2e-3: [1.7, 1.71, 1.72]})
+    assert not at_edge.judgeable and inside.bracketed and flat.flat
+    b = judge_basin(1000, KAPLAN, picks={"L=1": inside, "L=16": flat})
+    assert b.testable == (True, None) and b.word == REPRODUCED
+    assert b.shapes[0].pick is inside and b.shapes[2].pick is None
+    b = judge_basin(1000, KAPLAN, picks={"L=1": inside, "L=4": at_edge})
+    ok, why = b.testable
+    assert not ok and "low edge" in why
+    assert b.claim_shape and b.word == NOT_TESTABLE      # the shape holds, but untested
+    assert basin_claim_word([b]) == NOT_TESTABLE
+    assert basin_claim_word([b, judge_basin(1, KAPLAN)]) == IN_PART
 
 
 def test_kaplan_contrast_names_the_budgets_where_an_end_is_not_worse():
@@ -149,13 +210,17 @@ def test_budget_basin_can_judge_a_basin():
     assert f"{n:.1f} epochs" in exp.description
 
 
-def test_the_floor_alone_is_a_what_if_with_the_same_judge():
+def test_the_floor_is_the_margin_and_a_what_if_with_the_same_judge():
     noisy = shapes([1.70, 1.52, 1.50, 1.51, 1.66], spread=0.01)
-    noisy[3] = ("L=8", 8, 8, [1.45, 1.51, 1.57])      # range 0.12 sets the band
-    assert judge_basin(1000, noisy).width == pytest.approx(0.12)
-    alone = judge_basin(1000, noisy, seed_range=False)
-    assert alone.width == pytest.approx(BASIN_FLOOR * 1.50)
-    assert [s.n_layer for s in alone.inside] == [2, 4, 8]
+    noisy[3] = ("L=8", 8, 8, [1.45, 1.51, 1.57])      # range 0.12: no longer the band
+    assert [s.n_layer for s in judge_basin(1000, noisy).inside] == [2, 4, 8]
+    # no margin: L = 2 (0.02 above, seeds apart) is worse; L = 8 (overlapping) is not
+    strict = judge_basin(1000, noisy, floor=0.0)
+    assert strict.width == 0.0 and [s.n_layer for s in strict.inside] == [4, 8]
+    loose = judge_basin(1000, noisy, floor=0.12)     # 0.18 nats: L = 16 (0.16) comes in
+    assert loose.width == pytest.approx(0.18)
+    assert [s.n_layer for s in loose.inside] == [2, 4, 8, 16]
+    assert loose.shallow_worse and not loose.deep_worse
 
 
 def _record(curves_by_arm, finals_by_arm):
@@ -172,30 +237,43 @@ def _record(curves_by_arm, finals_by_arm):
                   provenance={})
 
 
-@pytest.mark.parametrize("deep_curve, word", [
-    ([2.5, 2.3, 2.2, 2.1, 2.0], CLOSING),       # gap 0.5, 0.3, 0.2, 0.1, 0.0: -0.2 < -0.06
-    ([2.1, 2.1, 2.2, 2.3, 2.4], WIDENING),      # gap 0.1 .. 0.4: +0.2 > 0.06
-    ([2.5, 2.3, 2.2, 2.2, 2.18], STEADY),       # -0.02, inside the seed range 0.06
+@pytest.mark.parametrize("deep_curve, late, word", [
+    ([2.5, 2.3, 2.2, 2.1, 2.0], (0, 0, 0), CLOSING),      # every seed falls 0.2 more
+    ([2.1, 2.1, 2.2, 2.3, 2.4], (0, 0, 0), WIDENING),     # every seed rises 0.2
+    # -0.02 for every seed: the old rule called it steady (inside the level range 0.06);
+    # the changes themselves are compared now, and they are apart
+    ([2.5, 2.3, 2.2, 2.2, 2.18], (0, 0, 0), CLOSING),
+    # the seeds' changes -0.05, -0.02, +0.01 reach the shallow shape's (0): within noise
+    ([2.5, 2.3, 2.2, 2.2, 2.18], (-0.03, 0.0, 0.03), STEADY),
 ])
-def test_end_gap_trend_compares_the_last_gap_with_the_middle_one(deep_curve, word):
+def test_end_gap_trend_compares_each_seeds_change_from_the_middle_to_the_last(
+        deep_curve, late, word):
     from depthnotes.verdicts.ch6_budget import end_gap_trend
 
     flat = [2.0] * 5
     shallow = [[v - 0.03 for v in flat], flat, [v + 0.03 for v in flat]]   # range 0.06
-    deep = [[v - 0.01 for v in deep_curve], deep_curve, [v + 0.01 for v in deep_curve]]
+    deep = [[v + off for v in deep_curve[:-1]] + [deep_curve[-1] + off + extra]
+            for off, extra in zip((-0.01, 0.0, 0.01), late)]
     rec = _record({("shallow", 1): shallow, ("deep", 4): deep},
                   {"shallow": [c[-1] for c in shallow], "deep": [c[-1] for c in deep]})
     b = basins_from_record(rec)[1000]
     t = end_gap_trend(rec, b)
     assert t.steps == (1, 2, 3, 4, 5) and t.middle == 2
     assert t.gaps == pytest.approx([d - 2.0 for d in deep_curve])
-    assert t.margin == pytest.approx(0.06) and t.word == word
+    assert t.change == pytest.approx(deep_curve[-1] - deep_curve[2])
+    assert not hasattr(t, "margin") and t.word == word
 
 
-def test_gap_trend_needs_more_than_the_margin():
+def test_gap_trend_compares_the_seeds_changes_by_the_evidence_rule():
     from depthnotes.verdicts.ch6_budget import gap_trend
 
-    assert gap_trend(-0.0625, 0.0625) == STEADY == gap_trend(0.0625, 0.0625)   # on the margin
-    assert gap_trend(-0.07, 0.0625) == CLOSING and gap_trend(0.07, 0.0625) == WIDENING
-    with pytest.raises(ValueError, match="margin"):
-        gap_trend(0.1, -1.0)
+    shallow = [0.0, 0.01, -0.01]
+    assert gap_trend([-0.2, -0.21, -0.19], shallow) == CLOSING
+    assert gap_trend([0.2, 0.21, 0.19], shallow) == WIDENING
+    assert gap_trend([-0.02, 0.0, 0.02], shallow) == STEADY           # overlapping, no gap
+    assert gap_trend(shallow, shallow) == STEADY
+    # one seed that crosses does not veto a change the others put far apart
+    assert gap_trend([-0.2, -0.21, -0.19, -0.2, 0.02], shallow + [0.0, 0.005]) == CLOSING
+    assert gap_trend([-0.2, -0.21, 0.05], shallow) == STEADY          # at 3 seeds it does
+    with pytest.raises(ValueError, match="at least 3"):
+        gap_trend([-0.2, -0.2], [0.0, 0.0])

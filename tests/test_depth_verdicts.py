@@ -3,13 +3,18 @@ out every way it claims to, and a diverged run counts as the module says."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from depthnotes.verdicts import ch8_depth as dv
-from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, Arm)
 from fake_records import loop_records
 
 SEEDS = (0, 1, 2)
+VOCAB = 65                                  # a diverged run counts as ln V
+CEILING = math.log(VOCAB)
 
 
 class FakeRecord:
@@ -21,7 +26,7 @@ class FakeRecord:
         self.config = config or {}
 
     def arm(self, name):
-        return {"name": name, "info": self._infos[name]}
+        return {"name": name, "info": self._infos[name], "model": {"vocab_size": VOCAB}}
 
     def run(self, arm, seed):
         return {"final": self._finals[arm][seed]}
@@ -49,29 +54,39 @@ def _khop(looped_k2, distinct_k2, once_k2):
     return looped, sweep
 
 
-@pytest.mark.parametrize("looped_k2, word", [
-    ([0.95, 0.97, 0.96], REPRODUCED),          # as good as two distinct blocks
-    ([0.60, 0.62, 0.61], WITH_CAVEATS),        # helps, but short of distinct (largest n)
-    ([0.30, 0.32, 0.31], NOT_REPRODUCED),      # no better than one block once
+@pytest.mark.parametrize("looped_k2, word, passes", [
+    ([0.95, 0.97, 0.96], REPRODUCED, True),    # as good as two distinct blocks
+    ([0.60, 0.62, 0.61], NOT_SHOWN, False),    # helps, but clearly short of distinct
+    ([0.30, 0.32, 0.31], NOT_SHOWN, False),    # no better than one block once
+    ([0.10, 0.11, 0.12], CONTRADICTED, False),  # clearly worse than one block once
 ])
-def test_loop_rule(looped_k2, word):
+def test_loop_rule(looped_k2, word, passes):
     looped, sweep = _khop(looped_k2, [0.96, 0.97, 0.95], [0.30, 0.31, 0.32])
     cells = dv.loop_cells(looped, sweep)
     assert [(c.loops, c.k) for c in cells] == [(2, 2)]        # k <= n, k >= 2
     assert cells[0].once == "L=1 d=64 lr=0.003"               # the one block's best rate
-    if word == WITH_CAVEATS:                                  # one n only: caveats need two
-        assert dv.loop_word(cells) == NOT_REPRODUCED
-    else:
-        assert dv.loop_word(cells) == word
+    assert cells[0].passes == passes and cells[0].word == word
+    assert dv.loop_word(cells) == word                        # one cell: its own word
 
 
-def test_loop_caveats_when_only_the_largest_loop_count_passes():
+def test_loop_word_combines_the_cells():
     good, bad = [0.95, 0.97, 0.96], [0.30, 0.32, 0.31]
+    worse = [0.10, 0.11, 0.12]
     cell = lambda n, acc: dv.LoopCell(n, 2, "x", "d", "o", *[  # noqa: E731
-        dv.compare({"x": acc, other: ref}, better="higher")
+        dv.compare_many({"x": acc, other: ref}, better="higher")
         for other, ref in (("o", [0.3, 0.31, 0.32]), ("d", [0.96, 0.97, 0.95]))])
-    assert dv.loop_word([cell(2, bad), cell(4, good)]) == WITH_CAVEATS
-    assert dv.loop_word([cell(2, good), cell(4, bad)]) == NOT_REPRODUCED
+    assert [cell(2, acc).word for acc in (good, bad, worse)] == [REPRODUCED, NOT_SHOWN,
+                                                                 CONTRADICTED]
+    # some cells pass: reproduced in part, whichever loop count it is (the old rule asked
+    # the largest loop count to pass)
+    assert dv.loop_word([cell(2, bad), cell(4, good)]) == IN_PART
+    assert dv.loop_word([cell(2, good), cell(4, bad)]) == IN_PART
+    assert dv.loop_word([cell(2, good), cell(4, worse)]) == IN_PART
+    assert dv.loop_word([cell(2, good), cell(4, good)]) == REPRODUCED
+    assert dv.loop_word([cell(2, bad), cell(4, worse)]) == CONTRADICTED
+    assert dv.loop_word([cell(2, bad), cell(4, bad)]) == NOT_SHOWN
+    with pytest.raises(ValueError, match="at least one"):
+        dv.loop_word([])
 
 
 def _transfer(losses):
@@ -96,14 +111,32 @@ def _rule(rule, shallow, deep):
 
 
 def test_transfer_rule_moves_only_beyond_one_grid_step():
-    rec = _transfer({**_rule("standard", _bowl(3), _bowl(0)),       # 3 steps down: moved
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),       # 2 steps down: moved
                      **_rule("1/sqrt(L)", _bowl(2), _bowl(1)),      # 1 step: stays put
                      **_rule("1/L", _bowl(2), _bowl(2))})
     optima = dv.lr_optima(rec)
     assert [o.moved for o in optima["standard"]] == [False, True]
     assert optima["standard"][1].best == 1e-3
     assert not any(o.moved for o in optima["1/sqrt(L)"] + optima["1/L"])
+    assert list(optima["standard"][0].losses) == list(GRID)
+    assert optima["standard"][0].losses[4e-3] == pytest.approx([2.0, 2.01, 2.02])
+    shallow = optima["standard"][0].pick
+    assert shallow.best == 4e-3 and shallow.bracketed and shallow.judgeable
     assert dv.transfer_word(optima) == REPRODUCED
+    # the same, but the standard rule's shallow best at the top edge of the grid (3 steps
+    # down, as the old version of this test had it): its neighbours are one-sided, so the
+    # comparison is not testable, however far the deep optimum moves
+    rec = _transfer({**_rule("standard", _bowl(3), _bowl(0)),
+                     **_rule("1/sqrt(L)", _bowl(2), _bowl(1)),
+                     **_rule("1/L", _bowl(2), _bowl(2))})
+    optima = dv.lr_optima(rec)
+    assert optima["standard"][1].moved                               # it did move
+    assert optima["standard"][0].pick.at_edge == "high"
+    assert not optima["standard"][0].pick.judgeable
+    assert dv.transfer_word(optima) == NOT_TESTABLE
+    # a scaled rule at an edge makes it not testable too
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)), **_rule("1/L", _bowl(0), _bowl(0))})
+    assert dv.transfer_word(dv.lr_optima(rec)) == NOT_TESTABLE
 
 
 def test_transfer_rule_a_near_tie_stays_put_and_the_words():
@@ -113,10 +146,22 @@ def test_transfer_rule_a_near_tie_stays_put_and_the_words():
     optima = dv.lr_optima(rec)
     assert optima["standard"][1].best == 1e-3 and not optima["standard"][1].moved
     assert optima["1/L"][1].moved
-    assert dv.transfer_word(optima) == NOT_REPRODUCED                # standard stays put
-    rec = _transfer({**_rule("standard", _bowl(3), _bowl(0)), **_rule("a", _bowl(2), _bowl(2)),
-                     **_rule("b", _bowl(3), _bowl(0))})
-    assert dv.transfer_word(dv.lr_optima(rec)) == WITH_CAVEATS
+    # the standard optimum stays put: no positive control, so nothing to test a rule on
+    assert dv.transfer_word(optima) == NOT_TESTABLE
+    # one scaled rule stays put, one moves: in part
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)), **_rule("a", _bowl(2), _bowl(2)),
+                     **_rule("b", _bowl(2), _bowl(0))})
+    assert dv.transfer_word(dv.lr_optima(rec)) == IN_PART
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)), **_rule("b", _bowl(2), _bowl(0))})
+    assert dv.transfer_word(dv.lr_optima(rec)) == NOT_SHOWN
+    # a flat shallow grid is judgeable though its best is the lowest rate
+    flat = {lr: [2.0, 2.01, 2.02] for lr in GRID}
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)), **_rule("a", flat, flat)})
+    optima = dv.lr_optima(rec)
+    assert optima["a"][0].pick.flat and optima["a"][0].pick.at_edge == "low"
+    assert dv.transfer_word(optima) == REPRODUCED
+    with pytest.raises(KeyError, match="no rule 'standard'"):
+        dv.transfer_word({"a": optima["a"]})
 
 
 def test_transfer_rule_reads_one_grid_step_on_the_shallow_grid():
@@ -133,10 +178,18 @@ def test_transfer_rule_reads_one_grid_step_on_the_shallow_grid():
         dv.lr_optima(_transfer({**_rule("standard", _bowl(3), far)}))
 
 
-def test_a_diverged_run_counts_with_its_first_loss():
-    assert dv.run_loss({"eval_loss": None, "initial_loss": 4.5, "diverged": True}) == 4.5
-    assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": True}) == 4.5
+def test_a_diverged_run_counts_as_the_ceiling():
+    assert dv.run_loss({"eval_loss": None, "initial_loss": 4.5, "diverged": True}) is None
+    assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": True}) is None
+    assert dv.run_loss({"eval_loss": math.nan, "initial_loss": 4.5, "diverged": False}) is None
     assert dv.run_loss({"eval_loss": 2.0, "initial_loss": 4.5, "diverged": False}) == 2.0
+    rec = _transfer({("standard", 4, 1e-3): [2.0, 2.1, 2.2]})
+    rec._finals["standard L=4 lr=0.001"][1]["diverged"] = True
+    arm = dv.arm_losses(rec, "standard L=4 lr=0.001")
+    assert isinstance(arm, Arm) and arm.diverged == (1,)
+    assert arm.values == pytest.approx((2.0, CEILING, 2.2))         # ln V, not 4.5
+    (row,) = dv.lr_optima(rec)["standard"]
+    assert row.losses[1e-3] == pytest.approx([2.0, CEILING, 2.2])
 
 
 def _ln(plain_loss, scaled_loss, plain_cost, scaled_cost, diverged=False):
@@ -149,24 +202,41 @@ def _ln(plain_loss, scaled_loss, plain_cost, scaled_cost, diverged=False):
                       {"plain": {}, "scaled": {}})
 
 
-@pytest.mark.parametrize("scaled_loss, scaled_cost, word", [
-    ([1.80, 1.81, 1.82], [0.20, 0.21, 0.22], REPRODUCED),
-    ([2.00, 2.01, 2.02], [0.20, 0.21, 0.22], WITH_CAVEATS),     # loss within noise
-    ([2.20, 2.21, 2.22], [0.20, 0.21, 0.22], NOT_REPRODUCED),   # loss clearly worse
-    ([2.00, 2.01, 2.02], [0.05, 0.06, 0.07], NOT_REPRODUCED),   # neither
+@pytest.mark.parametrize("scaled_loss, scaled_cost, word, loss_word, deep_word", [
+    ([1.80, 1.81, 1.82], [0.20, 0.21, 0.22], REPRODUCED, REPRODUCED, REPRODUCED),
+    ([2.00, 2.01, 2.02], [0.20, 0.21, 0.22], IN_PART, NOT_SHOWN, REPRODUCED),  # loss: noise
+    ([2.20, 2.21, 2.22], [0.20, 0.21, 0.22], IN_PART, CONTRADICTED, REPRODUCED),  # worse
+    ([2.00, 2.01, 2.02], [0.05, 0.06, 0.07], NOT_SHOWN, NOT_SHOWN, NOT_SHOWN),  # neither
+    ([2.00, 2.01, 2.02], [0.01, 0.02, 0.03], CONTRADICTED, NOT_SHOWN, CONTRADICTED),
+    # seeds separated (1.995 < 2.00) but a gap of 0.015 < LOSS_MARGIN: no finding
+    ([1.995, 1.995, 1.995], [0.20, 0.21, 0.22], IN_PART, NOT_SHOWN, REPRODUCED),
 ])
-def test_ln_scaling_rule(scaled_loss, scaled_cost, word):
+def test_ln_scaling_rule(scaled_loss, scaled_cost, word, loss_word, deep_word):
     rec = _ln([2.00, 2.01, 2.02], scaled_loss, [0.05, 0.06, 0.07], scaled_cost)
     v = dv.ln_scaling_verdict(rec, "scaled", "plain")
-    assert v.word == word
+    assert (v.word, v.loss_word, v.deep_word) == (word, loss_word, deep_word)
+    assert v.scaled == "scaled" and v.loss.margin == dv.LOSS_MARGIN
     assert dv.deep_half_cost(rec, "scaled") == pytest.approx(scaled_cost)   # blocks 3-4
 
 
 def test_a_diverged_run_has_no_useful_block():
     rec = _ln([2.0, 2.0, 2.0], [2.0, 2.0, 2.0], [0.1, 0.1, 0.1], [0.1, 0.1, 0.1],
               diverged=True)
-    assert dv.deep_half_cost(rec, "plain") == [0.0, 0.1, 0.1]
-    assert dv.arm_losses(rec, "plain") == [4.5, 2.0, 2.0]
+    assert dv.deep_half_cost(rec, "plain") == [None, 0.1, 0.1]
+    arm = dv.arm_losses(rec, "plain")
+    assert arm.values == pytest.approx((CEILING, 2.0, 2.0)) and arm.diverged == (0,)
+    # the undefined cost counts as the lowest any run of the comparison reached
+    v = dv.ln_scaling_verdict(rec, "scaled", "plain")
+    assert v.deep.arm("plain").values == pytest.approx((0.1, 0.1, 0.1))
+    assert v.deep.arm("plain").diverged == (0,)
+    assert (v.word, v.loss_word, v.deep_word) == (NOT_SHOWN, NOT_SHOWN, NOT_SHOWN)
+    # a scaled arm whose seed diverged ranks below the plain arm's trained seeds
+    rec = _ln([2.0, 2.01, 2.02], [1.80, 1.81, 1.82], [0.05, 0.06, 0.07], [0.2, 0.21, 0.22])
+    rec._finals["plain"][0]["diverged"] = True
+    v = dv.ln_scaling_verdict(rec, "scaled", "plain")
+    assert v.loss.arm("plain").values[0] == pytest.approx(CEILING)
+    assert v.deep.arm("plain").values[0] == pytest.approx(0.06)      # lowest finite cost
+    assert v.word == REPRODUCED
 
 
 def test_loop_series_puts_one_block_once_at_n_1_in_both():

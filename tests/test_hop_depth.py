@@ -6,7 +6,7 @@ import pytest
 
 from depthnotes.verdicts.ch3_hops import AS_CHASING, FEWER, NOT_TOLD, bar, judge_hop_depth
 from depthnotes.verdicts.ch3_chasing import MARGIN, SweepShape
-from depthnotes.verdicts.compare import NOT_REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, REPRODUCED
 
 HOPS = (1, 2, 4, 8)
 BARS = {k: bar(0.5) for k in HOPS}
@@ -32,14 +32,23 @@ def test_depth_like_chasing():
     v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), BARS)       # k=4 first at L=5
     assert v.needed["fixed width"][4] == [5, 5, 5] and v.grows
     assert v.growth == {4: AS_CHASING, 8: NOT_TOLD}
-    assert v.word == WITH_CAVEATS and "as many blocks as a chain" in v.caveat
+    # parts 1 and 2 hold; "about k blocks" is not shown at k = 8 (not told apart)
+    assert v.word == IN_PART and "as many blocks as a chain" in v.caveat
     assert "at k = 8 growth like k and like log k are not told apart" in v.caveat
+    assert "not shown" not in v.caveat                      # rules 1 and 2 both hold
+
+
+def test_depth_like_chasing_at_every_k_is_reproduced():
+    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4, 4, 4, 8]), BARS)     # k=8 first at L=9
+    assert v.needed["fixed width"][8] == [9, 9, 9] and v.grows
+    assert v.growth == {4: AS_CHASING, 8: AS_CHASING} and v.judged == (2,)
+    assert v.word == REPRODUCED and "not shown" not in v.caveat
 
 
 def test_depth_like_doubling():
     v = judge_hop_depth(sweep([0, 1, 2, 4, 8, 8]), BARS)       # k=4 at L=4, k=8 at L=5
     assert v.growth == {4: FEWER, 8: FEWER}
-    assert v.word == WITH_CAVEATS and "fewer than k blocks" in v.caveat
+    assert v.word == IN_PART and "fewer than k blocks" in v.caveat
     assert v.predicted[8] == (9, 5)
 
 
@@ -49,8 +58,10 @@ def test_nothing_learned_beyond_one_length_is_not_growth():
     "as chasing"."""
     v = judge_hop_depth(sweep([0, 2, 2, 2, 2, 2]), BARS)
     assert v.needed["fixed width"][4] == [None] * 3 and not v.grows
-    assert v.growth == {4: NOT_TOLD, 8: NOT_TOLD} and v.word == NOT_REPRODUCED
-    assert "does not grow measurably" in v.caveat
+    # rule 1 not shown, rule 2 (one wide block falls short at k = 2) holds: in part
+    assert v.growth == {4: NOT_TOLD, 8: NOT_TOLD} and v.word == IN_PART
+    assert "not shown here: serial steps cost depth" in v.caveat
+    assert "one wide block" not in v.caveat
     assert not judge_hop_depth(sweep([0, 0, 0, 0, 4, 4]), BARS).grows   # k = 1 never done
 
 
@@ -59,31 +70,42 @@ def test_mixed_growth_names_every_kind():
     s["fixed width"][3].accuracy[4][2] = 0.6          # seed 2: k = 4 first at L = 5
     s["fixed width"][4].accuracy[8][:] = [0.95] * 3   # k = 8 at L = 5: fewer than 9
     v = judge_hop_depth(s, BARS)
-    assert v.growth == {4: NOT_TOLD, 8: FEWER} and v.word == WITH_CAVEATS
+    assert v.growth == {4: NOT_TOLD, 8: FEWER} and v.word == IN_PART
     assert "k = 8 done with fewer" in v.caveat and "at k = 4 growth" in v.caveat
 
 
-def test_no_growth_is_not_reproduced():
+def test_no_growth_leaves_only_the_wide_block_part():
     v = judge_hop_depth(sweep([0, 8, 8, 8, 8, 8]), BARS)       # every k at two blocks
-    assert not v.grows and v.word == NOT_REPRODUCED
+    assert not v.grows and v.judged == (2, 4, 8)
+    assert v.word == IN_PART and "not shown here: serial steps cost depth" in v.caveat
+    # nor does a wide block fall short: every part not shown
+    v = judge_hop_depth(sweep([0, 8, 8, 8, 8, 8], wide_done=8), BARS)
+    assert not v.grows and not any(v.wide_undone.values()) and v.word == NOT_SHOWN
+    assert "not shown here: one wide block falls short" in v.caveat
 
 
 def test_one_hop_by_one_wide_block_is_not_judged():
     """One hop is one step: a wide block may do it (by reading a few places back)."""
     v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=1), BARS)
     assert not v.wide_undone[1] and v.judged == (2,)
-    assert v.word == WITH_CAVEATS
+    assert v.word == IN_PART and "wide block" not in v.caveat      # rule 2 holds
 
 
 def test_a_wide_block_that_does_two_hops_refutes_the_second_half():
     v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=2), BARS)
-    assert not v.wide_undone[2] and v.word == NOT_REPRODUCED
-    assert "wide block" in v.caveat
+    assert not v.wide_undone[2] and v.word == IN_PART              # rule 1 still holds
+    assert "not shown here: one wide block falls short" in v.caveat
+    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4, 4, 4, 8], wide_done=2), BARS)
+    assert v.word == IN_PART                # all but the wide-block part: still in part
 
 
 def test_no_k_done_at_equal_parameters_leaves_the_second_half_untested():
     v = judge_hop_depth(sweep([0, 1, 1, 1, 2, 2]), BARS)       # the family's L=2, 4 do k=1
-    assert v.judged == () and v.word == NOT_REPRODUCED
+    # rule 2 not testable (no k to judge), rule 1 holds: in part
+    assert v.judged == () and v.grows and v.word == IN_PART
+    s = sweep([0, 1, 1, 1, 1, 1])                                  # k = 1 only, anywhere
+    v = judge_hop_depth(s, BARS)
+    assert v.judged == () and not v.grows and v.word == NOT_SHOWN
 
 
 def test_a_wide_block_above_the_bar_but_doing_no_k_is_struggling():
@@ -91,7 +113,7 @@ def test_a_wide_block_above_the_bar_but_doing_no_k_is_struggling():
     s["fixed parameters"][0].accuracy[1][:] = [0.7, 0.65, 0.6]     # above the bar, < SOLVED
     v = judge_hop_depth(s, BARS)
     assert v.beats["fixed parameters"][1] == [1, 1, 1] and v.wide_undone
-    assert v.word == WITH_CAVEATS
+    assert v.word == IN_PART and "wide block" not in v.caveat
 
 
 def test_growth_needs_every_seed():

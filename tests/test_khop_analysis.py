@@ -167,13 +167,15 @@ def test_reading_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
     assert reading_bar(16, 2) == pytest.approx(baselines(16, 2)["two_lookups"] + MARGIN)
 
 
-def test_judge_depth_reproduces_with_caveats_when_one_block_fails_in_both_families():
+def test_judge_depth_reproduces_when_one_block_fails_in_both_families():
+    """Both parts hold: reproduced. What k = 3 showed is context beside it (the caveat), no
+    longer a reason to withhold the plain word."""
     from depthnotes.verdicts.ch3_chasing import judge_depth
-    from depthnotes.verdicts.compare import WITH_CAVEATS
+    from depthnotes.verdicts.evidence import REPRODUCED
 
     v = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8)), 16)
-    assert v.word == WITH_CAVEATS and v.one_block_chains == {"fixed width": 0,
-                                                             "fixed parameters": 0}
+    assert v.word == REPRODUCED and v.one_block_chains == {"fixed width": 0,
+                                                           "fixed parameters": 0}
     assert v.needed["fixed width"][2] == [2, 2, 2] and v.needed["fixed width"][1] == [1, 1, 1]
     assert v.needed["fixed width"][3] == [None] * 3 and v.solved["fixed width"][2] == [None] * 3
     assert v.beats["fixed width"][3] == [None] * 3
@@ -189,25 +191,41 @@ def test_three_hops_tell_chasing_from_doubling():
     assert "not tested" in _three_hops({2: [2, 2, 2], 3: [3, None, 3]})
 
 
-def test_judge_depth_not_reproduced_when_one_block_chains_or_the_gap_is_noise():
+def test_judge_depth_in_part_when_one_block_chains_or_the_gap_is_noise():
+    """Each of the two parts has its own word; one failing leaves the claim reproduced in
+    part (the parts combine; the worst word does not win)."""
     from depthnotes.verdicts.ch3_chasing import judge_depth
-    from depthnotes.verdicts.compare import NOT_REPRODUCED
+    from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, REPRODUCED
 
     holds_table = judge_depth(_families(wide_k2=(.15, .5, .17), deep_k2=(.6, .7, .8)), 16)
     assert holds_table.one_block_chains["fixed parameters"] == 1
-    assert holds_table.word == NOT_REPRODUCED
+    assert holds_table.equal_params.clear                   # clear, but one seed chains
+    assert holds_table.word == IN_PART
     narrow_chains = judge_depth(
         _families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8), width_k2=(.5, .1, .1)), 16)
-    assert narrow_chains.word == NOT_REPRODUCED
-    within_noise = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.2, .18, .7)), 16)
-    assert not within_noise.equal_params.clear and within_noise.word == NOT_REPRODUCED
+    assert narrow_chains.one_block_chains["fixed width"] == 1 and narrow_chains.word == IN_PART
+    # one seed far out (0.7) no longer vetoes: the seeds do not overlap (0.18 > 0.17), so
+    # the gap is clear though the old rule's range (0.52) exceeds it (0.19)
+    separated = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.2, .18, .7)), 16)
+    d = separated.equal_params.between("L=2, d=92", "L=1, d=128")
+    assert not d.overlap and d.gap < separated.equal_params.arm("L=2, d=92").spread
+    assert separated.equal_params.clear and separated.word == REPRODUCED
+    # overlapping seeds (0.14 < 0.17) and a gap of about one Welch standard error: noise
+    within_noise = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.2, .14, .7)), 16)
+    d = within_noise.equal_params.between("L=2, d=92", "L=1, d=128")
+    assert d.overlap and d.welch_ratio < 3
+    assert not within_noise.equal_params.clear and within_noise.word == IN_PART
     one_seed_short = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8),
                                            two_blocks_k2=(.7, .45, .65)), 16)
-    assert one_seed_short.fixed_width.clear and one_seed_short.word == NOT_REPRODUCED
+    assert one_seed_short.needed["fixed width"][2] == [2, None, 2]
+    assert one_seed_short.fixed_width.clear and one_seed_short.word == IN_PART
+    both_fail = judge_depth(_families(wide_k2=(.15, .5, .17), deep_k2=(.6, .7, .8),
+                                      two_blocks_k2=(.7, .45, .65)), 16)
+    assert both_fail.word == NOT_SHOWN
     near_the_bar = judge_depth(   # one block beats the bar (0.24) without chaining: counts
         _families(wide_k2=(.3, .3, .3), deep_k2=(.6, .7, .8), width_k2=(.3, .3, .3)), 16)
     assert near_the_bar.beats["fixed width"][2] == [1, 1, 1]
-    assert near_the_bar.word != NOT_REPRODUCED
+    assert near_the_bar.word == REPRODUCED
 
 
 def test_check_table_has_three_outcomes_at_the_bar_and_at_chaining():

@@ -51,27 +51,33 @@ def test_claims_are_read_from_check_cells(tmp_path):
                  + _claim_cells("C1", "Claim C1 — reproduced: 12.0 d^2 per block")
                  + _claim_cells("C2", "Claim C2 — reproduced: slope 1.00 in L")
                  + [_printing_cell("# Claim C2 (second piece)",
-                                   "Claim C2 — reproduced with caveats: slope 2.1 in d")])
+                                   "Claim C2 — reproduced in part: slope 2.1 in d")])
     found = claims.collect_claims(root)
     assert set(found) == {"C1", "C2"}
-    assert found["C2"].verdict == "reproduced with caveats"      # the worst piece wins
+    assert found["C2"].verdicts == ["reproduced", "reproduced in part"]
+    assert found["C2"].verdict == "reproduced in part"           # the pieces combined
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
     table = claims.render_claims_table(root)
     assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 21  # a row each
     assert "Of 21 rows for 20 claims" in table                    # C8 in two parts
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
-    assert "**1** reproduced, **1** reproduced with caveats" in table
-    assert "(✓) slope 1.00 in L; (⚠) slope 2.1 in d" in table       # pieces keep their verdicts
+    assert ("Of 21 rows for 20 claims (a claim in independent parts has a row for each), "
+            "**1** reproduced, **1** reproduced in part, **0** contradicted here, **0** not "
+            "shown here, **0** not testable here, and **19** not yet checked") in table
+    assert "(✓) slope 1.00 in L; (◐) slope 2.1 in d" in table       # pieces keep their verdicts
+    assert "| ◐ reproduced in part | (✓) slope" in table
 
 
 def test_named_pieces_of_a_claim_keep_their_names(tmp_path):
-    """'Claim C9 (depth) — ...' and 'Claim C9 (recipe) — ...' are two pieces of C9: the row
-    takes the worst verdict and each piece keeps its name in front of what it measured."""
+    """'Claim C9 (depth) — ...' and 'Claim C9 (recipe) — ...' are two pieces of C9: the row's
+    headline combines their words (``evidence.combine``: never simply the worst) and each
+    piece keeps its name in front of what it measured."""
     root = _book(tmp_path, _claim_cells("C1", "Claim C1 (depth) — reproduced: a")
                  + [_printing_cell("# Claim C1 (recipe)",
-                                   "Claim C1 (recipe) — not reproduced at this scale: b")])
+                                   "Claim C1 (recipe) — not shown here: b")])
     found = claims.collect_claims(root)["C1"]
-    assert found.verdict == "not reproduced at this scale"
+    assert found.verdicts == ["reproduced", "not shown here"]
+    assert found.verdict == "reproduced in part"                 # not the worst piece's word
     assert found.measured == ["depth: a", "recipe: b"]
     (tmp_path / "2").mkdir()
     root2 = _book(tmp_path / "2", _claim_cells("C1", "Claim C1 (depth) reproduced: a"))
@@ -79,20 +85,46 @@ def test_named_pieces_of_a_claim_keep_their_names(tmp_path):
         claims.collect_claims(root2)
 
 
-def test_an_inconclusive_claim_is_counted_and_ranks_below_caveats(tmp_path):
-    """A claim resting on too few trained models prints 'inconclusive' (verdicts.INCONCLUSIVE):
-    the table shows and counts it, and among a claim's pieces it loses to a caveat but not to
-    a refutation."""
+def test_a_claim_not_testable_here_is_counted_and_combines_with_other_pieces(tmp_path):
+    """A claim resting on too few trained models prints 'not testable here'
+    (evidence.NOT_TESTABLE): the table shows and counts it; among a claim's pieces the words
+    combine (evidence.combine) instead of the worst winning."""
     root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")]
-                 + _claim_cells("C1", "Claim C1 — inconclusive: one trained model"))
+                 + _claim_cells("C1", "Claim C1 — not testable here: one trained model"))
     table = claims.render_claims_table(root)
-    assert "| ? inconclusive | one trained model |" in table
-    assert "**1** inconclusive, **0** not reproduced at this scale" in table
-    r = claims.ClaimResult("C1", "01_toy", "claim-c1",
-                           verdicts=["reproduced with caveats", "inconclusive"])
-    assert r.verdict == "inconclusive"
-    r.verdicts.append("not reproduced at this scale")
-    assert r.verdict == "not reproduced at this scale"
+    assert "| ? not testable here | one trained model |" in table
+    assert "**0** not shown here, **1** not testable here" in table
+
+    def headline(*words):
+        return claims.ClaimResult("C1", "01_toy", "claim-c1", verdicts=list(words)).verdict
+
+    assert headline("reproduced in part", "not testable here") == "reproduced in part"
+    assert headline("reproduced", "not testable here") == "reproduced in part"
+    assert headline("reproduced", "reproduced") == "reproduced"
+    assert headline("not testable here", "contradicted here") == "contradicted here"
+    assert headline("not testable here", "not shown here") == "not shown here"
+    assert headline("contradicted here", "not shown here") == "contradicted here"
+    assert headline("not testable here", "not testable here") == "not testable here"
+
+
+def test_every_outcome_word_has_its_symbol(tmp_path):
+    words = ["reproduced", "reproduced in part", "contradicted here", "not shown here",
+             "not testable here"]
+    assert list(claims.VERDICTS) == words
+    cells = [c for i, w in enumerate(words, start=1)
+             for c in _claim_cells(f"C{i}", f"Claim C{i} — {w}: m{i}")]
+    table = claims.render_claims_table(_book(tmp_path, cells))
+    for i, (w, sym) in enumerate(zip(words, "✓◐✗○?"), start=1):
+        assert f"| {sym} {w} | m{i} |" in table
+    assert ", ".join(f"**1** {w}" for w in words) in table
+
+
+@pytest.mark.parametrize("old", ["reproduced with caveats", "not reproduced at this scale",
+                                 "inconclusive"])
+def test_the_old_verdict_words_are_refused(tmp_path, old):
+    root = _book(tmp_path, _claim_cells("C1", f"Claim C1 — {old}: x"))
+    with pytest.raises(claims.ClaimFormatError, match="verdict"):
+        claims.collect_claims(root)
 
 
 @pytest.mark.parametrize("line, label, message", [
@@ -123,11 +155,11 @@ def test_only_notebooks_in_the_toc_count(tmp_path):
 def test_a_split_claim_gets_a_row_per_part(tmp_path):
     """C8a and C8b are read, labelled and shown separately: one part's verdict does not hide
     the other's."""
-    root = _book(tmp_path, _claim_cells("C8a", "Claim C8a — not reproduced at this scale: x")
+    root = _book(tmp_path, _claim_cells("C8a", "Claim C8a — not shown here: x")
                  + _claim_cells("C8b", "Claim C8b — reproduced: y"), name="04_toy")
     found = claims.collect_claims(root)
     assert {c: (r.label, r.verdict) for c, r in found.items()} == {
-        "C8a": ("claim-c8a", "not reproduced at this scale"), "C8b": ("claim-c8b", "reproduced")}
+        "C8a": ("claim-c8a", "not shown here"), "C8b": ("claim-c8b", "reproduced")}
     table = claims.render_claims_table(root)
     assert "| C8b | Plain post-norm stops" in table and "{ref}`C8b <claim-c8b>`" in table
     assert "| ✓ reproduced | y |" in table

@@ -50,10 +50,34 @@ def test_basins_score_each_shape_at_its_best_rate_over_combined_records():
         "L=1 x2": _basin_arm(1000, 1, 32, 2e-3, [2.1, 2.11, 2.12]),
         "L=2 x2": _basin_arm(1000, 2, 24, 2e-3, [2.0, 2.0, 2.01]),
         "L=4 x2": _basin_arm(1000, 4, 16, 2e-3, [None, 2.0, 2.0])})     # one seed diverged
-    basin = basins_from_record(combine_records(first, second))[1000]
-    assert [s.label for s in basin.shapes] == ["L=1", "L=2 x2", "L=4"]
-    rates = best_rates(combine_records(first, second), {1000: basin})
+    both = combine_records(first, second)
+    basin = basins_from_record(both)[1000]
+    assert [s.label for s in basin.shapes][:2] == ["L=1", "L=2 x2"]
+    rates = best_rates(both, {1000: basin})
     assert [lr for lr, _ in rates["L=2 x2"]] == [2e-3, 1e-3]
+    # each pick is over the two-rate grid, best at one edge: not bracketed, so the budget is
+    # not testable (L = 2's other rate is clearly worse; L = 1's too)
+    assert [s.pick.rates for s in basin.shapes] == [(1e-3, 2e-3)] * 3
+    assert basin.shapes[0].pick.at_edge == "low" and basin.shapes[1].pick.at_edge == "high"
+    assert not basin.testable[0] and basin.word == "not testable here"
+
+
+def test_a_rate_where_a_seed_diverged_is_not_the_best_rate():
+    """A diverged run learned nothing (the evidence library's policy): the rate where one of
+    L = 4's seeds diverged (the others at 2.0) must not beat the rate whose seeds all trained
+    to 2.3, and the basin must score the shape at the rate ``best_rates`` ranks first."""
+    first = _basin_record("first", {
+        "L=1": _basin_arm(1000, 1, 32, 1e-3, [2.0, 2.01, 2.02]),
+        "L=4": _basin_arm(1000, 4, 16, 1e-3, [2.3, 2.31, 2.32])})
+    second = _basin_record("second", {
+        "L=1 x2": _basin_arm(1000, 1, 32, 2e-3, [2.1, 2.11, 2.12]),
+        "L=4 x2": _basin_arm(1000, 4, 16, 2e-3, [None, 2.0, 2.0])})     # one seed diverged
+    both = combine_records(first, second)
+    basin = basins_from_record(both)[1000]
+    rates = best_rates(both, {1000: basin})
+    for shape in basin.shapes:                           # one ranking of the rates
+        assert rates[shape.label][0][0] == both.arm(shape.label)["recipe"]["lr"]
+    assert [s.label for s in basin.shapes] == ["L=1", "L=4"]
     assert rates["L=4"][1][1] == float("inf")            # the diverged rate ranks last
 
 

@@ -15,7 +15,8 @@ from depthnotes.measure.redundancy import (angular_distances, drop_last_losses,
                                            removable_count, update_cosines)
 from depthnotes.verdicts.ch6_redundancy import (judge_redundancy, later_mean_cosine,
                                                 redundancy_rule)
-from depthnotes.verdicts.compare import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.evidence import (IN_PART, MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED)
 from depthnotes.training.loop import TrainConfig
 
 
@@ -86,29 +87,42 @@ def test_removable_count_counts_cuts_within_the_fraction():
         removable_count(losses, rel=-0.1)
 
 
-UNTRAINED = [np.array([0.3, 0.05, -0.05]), np.array([0.2, 0.0, 0.1])]   # means 0, 0.05
+UNTRAINED = [np.array([0.3, 0.05, -0.05]), np.array([0.2, 0.0, 0.1]),
+             np.array([0.1, 0.02, 0.04])]                # means 0, 0.05, 0.03
 DROP_HALF = [2.0, 2.01, 2.05, 2.5]                       # 2 of 4 within 5 %: "many"
 DROP_FEW = [2.0, 2.01, 2.3, 2.5]                         # 1 of 4: not many
 
 
-def _judge(cosines, drops, models=3):
+def _judge(cosines, drops, models=3, untrained=UNTRAINED):
     """judge_redundancy on ``models`` trained models with the same measures."""
-    return judge_redundancy([np.array(cosines)] * models, UNTRAINED, [drops] * models)
+    return judge_redundancy([np.array(cosines)] * models, untrained, [drops] * models)
 
 
 def test_judge_redundancy_needs_learned_alignment_and_many_removable():
     c = _judge([-0.9, 0.6, 0.7], DROP_HALF)
     assert later_mean_cosine([-0.9, 0.6, 0.7]) == pytest.approx(0.65)   # block 1 left out
     assert c.untrained_range == pytest.approx(0.05) and c.aligned and c.many
+    assert c.untrained_cos == pytest.approx((0.0, 0.05, 0.03))
     assert c.models == 3 and c.removable == (2, 2, 2)
-    # the trained cosine must clear the highest untrained one by more than their range
-    assert not _judge([0.0, 0.1, 0.1], DROP_HALF).aligned
+    # above every untrained model (0.1 > 0.05): clear by the evidence rule, although the gap
+    # to the highest untrained model (0.05) does not exceed their range (the old rule's bar)
+    assert _judge([0.0, 0.1, 0.1], DROP_HALF).aligned
+    # inside the untrained models' spread (0.04 < 0.05), about one standard error up: noise
+    assert not _judge([0.0, 0.04, 0.04], DROP_HALF).aligned
     few = _judge([0.0, 0.6, 0.7], DROP_FEW)
     assert few.aligned and not few.many
-    # every seed must show it: one seed's weak alignment or few removable blocks decide
+    # one seed weaker but still above every untrained model does not veto the alignment;
+    # "many" still asks every seed (one with few removable blocks decides)
     mixed = judge_redundancy([np.array([0.0, 0.6, 0.7])] * 2 + [np.array([0.0, 0.1, 0.1])],
                              UNTRAINED, [DROP_HALF, DROP_HALF, DROP_FEW])
-    assert not mixed.aligned and not mixed.many and mixed.removable == (2, 2, 1)
+    assert mixed.aligned and not mixed.many and mixed.removable == (2, 2, 1)
+    # a seed down among the untrained models: at three seeds the trained mean is not clear
+    low = judge_redundancy([np.array([0.0, 0.6, 0.7])] * 2 + [np.array([0.0, 0.04, 0.04])],
+                           UNTRAINED, [DROP_HALF] * 3)
+    assert not low.aligned and low.many
+    # two untrained models are accepted, but too few for the comparison: not aligned
+    two = _judge([-0.9, 0.6, 0.7], DROP_HALF, untrained=UNTRAINED[:2])
+    assert not two.aligned and two.similar_word == NOT_TESTABLE
     with pytest.raises(ValueError, match="at least 2 untrained"):
         judge_redundancy([np.array([0.0, 0.6, 0.7])], UNTRAINED[:1], [DROP_HALF])
     with pytest.raises(ValueError, match="L - 1 and L"):
@@ -117,20 +131,31 @@ def test_judge_redundancy_needs_learned_alignment_and_many_removable():
         judge_redundancy([np.array([0.0, 0.6, 0.7])] * 2, UNTRAINED, [DROP_HALF])
 
 
-@pytest.mark.parametrize("cosines, drops, models, word", [
-    ([0.0, 0.6, 0.7], DROP_HALF, 3, WITH_CAVEATS),       # aligned and many: the claim
-    ([0.0, 0.6, 0.7], DROP_FEW, 3, NOT_REPRODUCED),      # aligned, too few can go
-    ([0.0, 0.1, 0.1], DROP_HALF, 3, NOT_REPRODUCED),     # many can go, not aligned
-    ([0.0, 0.6, 0.7], DROP_HALF, 2, INCONCLUSIVE),       # the claim's measures, 2 models
-    ([0.0, 0.6, 0.7], DROP_FEW, 1, INCONCLUSIVE),        # one model: no verdict either way
+@pytest.mark.parametrize("cosines, drops, models, untrained, words, word", [
+    # aligned and many: both parts
+    ([0.0, 0.6, 0.7], DROP_HALF, 3, 3, (REPRODUCED, REPRODUCED), REPRODUCED),
+    # aligned, too few can go
+    ([0.0, 0.6, 0.7], DROP_FEW, 3, 3, (REPRODUCED, NOT_SHOWN), IN_PART),
+    # many can go, not aligned
+    ([0.0, 0.04, 0.04], DROP_HALF, 3, 3, (NOT_SHOWN, REPRODUCED), IN_PART),
+    # the old rule's "not aligned" case (gap 0.05 = the untrained range): clear now
+    ([0.0, 0.1, 0.1], DROP_HALF, 3, 3, (REPRODUCED, REPRODUCED), REPRODUCED),
+    ([0.0, 0.04, 0.04], DROP_FEW, 3, 3, (NOT_SHOWN, NOT_SHOWN), NOT_SHOWN),
+    # the claim's measures from 2 models: neither part testable
+    ([0.0, 0.6, 0.7], DROP_HALF, 2, 3, (NOT_TESTABLE, NOT_TESTABLE), NOT_TESTABLE),
+    ([0.0, 0.6, 0.7], DROP_FEW, 1, 3, (NOT_TESTABLE, NOT_TESTABLE), NOT_TESTABLE),
+    # two untrained models: the similar-updates part cannot be tested, the other holds
+    ([0.0, 0.6, 0.7], DROP_HALF, 3, 2, (NOT_TESTABLE, REPRODUCED), IN_PART),
 ])
-def test_judge_redundancy_word_for_each_branch(cosines, drops, models, word):
-    assert _judge(cosines, drops, models).word == word
+def test_judge_redundancy_word_for_each_branch(cosines, drops, models, untrained, words, word):
+    c = _judge(cosines, drops, models, UNTRAINED[:untrained])
+    assert (c.similar_word, c.removable_word) == words and c.word == word
 
 
 def test_redundancy_rule_states_the_models_a_verdict_needs():
     text = redundancy_rule()
-    assert f"at least {MIN_SEEDS} trained models" in text and "inconclusive" in text
+    assert f"at least {MIN_SEEDS} trained models" in text and "not testable" in text
+    assert "inconclusive" not in text and "clearly above" in text
 
 
 def test_lr_for_width():

@@ -4,15 +4,18 @@ import math
 
 import pytest
 
-from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, MIXED, SLOW, SLOWER,
-                                                  STALLED, STOPS, TRAINED, TRAINS,
-                                                  depth_outcomes, describe, failure_depth,
-                                                  failure_verdict, late_slope, run_status,
-                                                  seed_curves, time_to_train)
-from depthnotes.verdicts.compare import NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, LOSS_MARGIN, MIXED,
+                                                  SLOW, SLOWER, STALLED, STOPS, TRAINED,
+                                                  TRAINS, depth_outcomes, describe,
+                                                  failure_depth, failure_verdict, late_slope,
+                                                  loss_ceiling, run_status, seed_curves,
+                                                  time_to_train)
+from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED, Arm
 
 BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0
 STEPS = 300
+VOCAB = 65
+CEILING = math.log(VOCAB)          # what a diverged run counts as (ln V, about 4.17)
 
 
 class FakeRecord:
@@ -44,7 +47,7 @@ class FakeRecord:
                            "eval_loss": line[49::50]}}
 
     def arm(self, name):
-        return {"name": name, "info": self._info[name]}
+        return {"name": name, "info": self._info[name], "model": {"vocab_size": VOCAB}}
 
     def run(self, arm, seed):
         return self._runs[arm][self.seeds.index(seed)]
@@ -62,6 +65,29 @@ def table(post, pre, *alts):
             (f"alt{i}", a) for i, a in enumerate(alts)):
         for L, vals in by_depth.items():
             rows[(fam, L)] = vals
+    return rows
+
+
+#: A three-rate grid; ``bracketed`` puts each arm's given runs at the middle rate.
+GRID = (3e-4, 1e-3, 3e-3)
+WORSE = 0.3                        # how much worse the edge rates of ``bracketed`` end
+
+
+def _worse(v, by=WORSE):
+    if v == "div":
+        return v
+    final, slope = v if isinstance(v, tuple) else (v, 0.0)
+    return (final + by, slope)
+
+
+def bracketed(post, pre, *alts):
+    """``table`` on the three-rate grid ``GRID``: the given runs at the middle rate, and
+    every run ``WORSE`` higher at the two edge rates, so each family's best rate is bracketed."""
+    rows = {}
+    for (fam, L), vals in table(post, pre, *alts).items():
+        rows[(fam, L, GRID[1])] = vals
+        for lr in (GRID[0], GRID[2]):
+            rows[(fam, L, lr)] = [_worse(v) for v in vals]
     return rows
 
 
@@ -115,7 +141,10 @@ def test_outcomes_failure_depth_and_description():
     assert [r.outcome for r in post] == [TRAINS, MIXED, STOPS, STOPS]
     assert [r.outcome for r in pre] == [TRAINS, SLOWER, TRAINS, SLOWER]
     assert post[1].statuses == (TRAINED, STALLED, DIVERGED)
-    assert post[1].losses == (2.5, 3.2, 4.5)              # a diverged run: its first loss
+    assert post[1].losses == (2.5, 3.2, CEILING)          # a diverged run: the ceiling ln V
+    assert isinstance(post[1].seeds, Arm) and post[1].seeds.diverged == (2,)
+    assert post[1].seeds.ceiling == pytest.approx(CEILING)
+    assert post[3].seeds.diverged == (1, 2) and post[3].losses[1:] == (CEILING, CEILING)
     assert post[1].times == (50, None, None) and post[1].slopes[2] is None
     assert pre[1].statuses == (SLOW,) * 3 and pre[1].slopes[0] == pytest.approx(-0.3)
     assert failure_depth(post) == 24 and failure_depth(pre) is None
@@ -139,11 +168,54 @@ def test_each_family_is_scored_at_its_best_rate():
     assert (post12.lr, post12.losses, post12.outcome) == (3e-4, (2.6, 3.1, 2.9), MIXED)
     assert [lr for lr, _ in post12.rates] == [3e-4, 1e-3]
     assert post12.rates[0][1] == pytest.approx((2.6 + 3.1 + 2.9) / 3)
-    # the diverged seed counts with its first loss (4.5): lr 1e-3 has mean 3.2 > 2.45
+    # the diverged seed counts as the ceiling ln V: lr 1e-3 has mean 3.09 > 2.45
     assert (pre12.lr, pre12.outcome) == (3e-4, TRAINS)
-    assert pre12.rates[1][1] == pytest.approx((2.5 + 2.6 + 4.5) / 3)
+    assert pre12.rates[1][1] == pytest.approx((2.5 + 2.6 + CEILING) / 3)
     assert out["post"][0].rates == ((1e-3, pytest.approx(2.45)),)      # one rate tried
     assert [r.n_layer for r in out["post"]] == [6, 12]
+    # the pick: each best rate is the lower edge of a two-rate grid, so neither brackets it
+    for row in (post12, pre12):
+        assert row.pick.rates == (3e-4, 1e-3) and row.pick.best == 3e-4
+        assert (row.pick.at_edge, row.pick.bracketed) == ("low", False)
+    # post-norm's other rate is clearly worse: the edge pick is not judgeable
+    assert post12.pick.tied == (3e-4,) and not post12.pick.flat and not post12.pick.judgeable
+    # pre-norm's other rate overlaps it (2.5 against 2.5, and a spread the diverged seed
+    # makes): within noise of the best, so the grid is flat and the pick is judgeable
+    assert pre12.pick.tied == (3e-4, 1e-3) and pre12.pick.flat and pre12.pick.judgeable
+    one = out["post"][0].pick                                          # one rate: never
+    assert (one.rates, one.at_edge, one.bracketed, one.judgeable) == ((1e-3,), "low", False,
+                                                                      False)
+
+
+def test_best_rate_is_the_bracketed_middle_or_a_flat_grid():
+    rows = bracketed({6: OK}, {6: [2.5, 2.6, "div"]})
+    out = depth_outcomes(FakeRecord(rows), BASE, MARGIN)
+    for row in (out["post"][0], out["pre"][0]):
+        assert row.lr == GRID[1] and row.pick.best == GRID[1]
+        assert row.pick.bracketed and row.pick.at_edge is None and row.pick.judgeable
+        assert [lr for lr, _ in row.rates][0] == GRID[1]
+    assert out["post"][0].losses == tuple(OK)
+    assert out["pre"][0].losses == (2.5, 2.6, CEILING)
+    # every rate the same: a flat grid, judgeable though its "best" is the lowest rate
+    flat = {("post", 6, lr): OK for lr in GRID}
+    (row,) = depth_outcomes(FakeRecord(flat), BASE, MARGIN)["post"]
+    assert row.pick.flat and row.pick.tied == GRID and row.pick.judgeable
+    assert row.pick.at_edge == "low" and not row.pick.bracketed
+    # best at the high edge
+    edge = {("post", 6, GRID[0]): BAD, ("post", 6, GRID[1]): [2.8, 2.85, 2.9],
+            ("post", 6, GRID[2]): OK}
+    (row,) = depth_outcomes(FakeRecord(edge), BASE, MARGIN)["post"]
+    assert row.lr == GRID[2] and row.pick.at_edge == "high" and not row.pick.judgeable
+    with pytest.raises(ValueError, match="two arms at one rate"):
+        rec = FakeRecord({("post", 6, 1e-3): OK, ("post", 6, 3e-3): OK})
+        for a in rec.arms:                       # both arms at one rate
+            rec._info[a]["lr"] = 1e-3
+        depth_outcomes(rec, BASE, MARGIN)
+
+
+def test_loss_ceiling_is_the_uniform_loss():
+    rec = FakeRecord({("post", 6): OK})
+    assert loss_ceiling(rec, rec.arms[0]) == pytest.approx(math.log(VOCAB))
 
 
 def verdict_of(rows, alternatives=("alt0",), **kw):
@@ -153,42 +225,84 @@ def verdict_of(rows, alternatives=("alt0",), **kw):
 
 def test_verdict_reproduced_only_past_a_few_dozen_layers():
     good = dict.fromkeys(ALL, OK)
-    v = verdict_of(table({6: OK, 12: OK, 24: BAD, 48: BAD}, good,
-                         {6: OK, 12: OK, 24: BAD, 48: BAD}))
+    v = verdict_of(bracketed({6: OK, 12: OK, 24: BAD, 48: BAD}, good,
+                             {6: OK, 12: OK, 24: BAD, 48: BAD}))
     assert (v.word, v.depth, v.caveat) == (REPRODUCED, 24, None)
     assert v.comparison.best == "pre" and v.comparison.clear
-    v = verdict_of(table({6: OK, 12: BAD, 24: BAD}, good, {6: OK, 12: BAD, 24: BAD}))
-    assert (v.word, v.depth) == (WITH_CAVEATS, 12)
+    assert v.comparison.between("post", "pre").gap == pytest.approx(3.24 - 2.45)
+    assert v.comparison.margin == LOSS_MARGIN
+    v = verdict_of(bracketed({6: OK, 12: BAD, 24: BAD}, good, {6: OK, 12: BAD, 24: BAD}))
+    assert (v.word, v.depth) == (IN_PART, 12)
     assert v.caveat == "fails already at L = 12, short of a few dozen layers (L >= 24)"
-    v = verdict_of(table({6: OK, 12: BAD}, good, {6: OK, 12: BAD}), few_dozen=12)
+    v = verdict_of(bracketed({6: OK, 12: BAD}, good, {6: OK, 12: BAD}), few_dozen=12)
     assert (v.word, v.caveat) == (REPRODUCED, None)
 
 
 def test_verdict_caveat_names_every_post_norm_alternative_that_does_not_stop():
     good = dict.fromkeys(ALL, OK)
-    rows = table({6: OK, 24: BAD}, good, {6: OK, 24: BAD}, {6: OK, 24: SLOWING},
-                 {6: OK, 24: [2.5, 3.2, 3.2]})
+    rows = bracketed({6: OK, 24: BAD}, good, {6: OK, 24: BAD}, {6: OK, 24: SLOWING},
+                     {6: OK, 24: [2.5, 3.2, 3.2]})
     v = verdict_of(rows, alternatives=("alt0", "alt1", "alt2"))
-    assert v.word == WITH_CAVEATS
+    assert v.word == IN_PART
     assert v.caveat == "alt1 slower at L = 24; alt2 mixed at L = 24"
     assert v.reason.endswith(v.caveat)
 
 
-def test_verdict_not_reproduced_when_the_rule_fails():
-    v = verdict_of(table({6: BAD, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: OK}))
-    assert v.word == NOT_REPRODUCED and "shallowest" in v.reason     # fails even shallow
-    v = verdict_of(table({6: OK, 24: SLOWING}, {6: OK, 24: OK}, {6: OK, 24: OK}))
-    assert v.word == NOT_REPRODUCED and v.depth is None              # slower is not "stops"
+def test_verdict_when_the_rule_fails():
+    v = verdict_of(bracketed({6: BAD, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: OK}))
+    assert v.word == NOT_SHOWN and "shallowest" in v.reason          # fails even shallow
+    v = verdict_of(bracketed({6: OK, 24: SLOWING}, {6: OK, 24: OK}, {6: OK, 24: OK}))
+    assert v.word == NOT_SHOWN and v.depth is None                   # slower is not "stops"
     assert "slower at L = 24" in v.reason
-    v = verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: BAD}, {6: OK, 24: OK}))
-    assert v.word == NOT_REPRODUCED and "either" in v.reason        # the reference stops too
-    close = [2.95, 2.99, 2.97]                                       # trains, within noise
-    v = verdict_of(table({6: OK, 24: [3.0, 3.3, 3.1]}, {6: OK, 24: close}, {6: OK, 24: OK}))
-    assert v.word == NOT_REPRODUCED and not v.comparison.clear      # gap 0.16 < range 0.3
+    v = verdict_of(bracketed({6: OK, 24: BAD}, {6: OK, 24: BAD}, {6: OK, 24: OK}))
+    assert v.word == NOT_TESTABLE and "either" in v.reason           # the reference stops too
+    assert "no positive control" in v.reason
+    # a gap under the practical margin is no finding, however tight and apart the seeds
+    v = verdict_of(bracketed({6: OK, 24: [3.0, 3.0, 3.01]}, {6: OK, 24: [2.99, 2.99, 2.99]},
+                             {6: OK, 24: BAD}))
+    assert v.depth == 24 and not v.comparison.clear and v.word == NOT_SHOWN
+    assert v.comparison.between("post", "pre").gap < LOSS_MARGIN
+    assert not v.comparison.between("post", "pre").overlap          # separated, but small
     with pytest.raises(KeyError, match="no family 'nope'"):
-        verdict_of(table({6: OK}, {6: OK}), alternatives=("nope",))
+        verdict_of(bracketed({6: OK}, {6: OK}), alternatives=("nope",))
     with pytest.raises(KeyError, match="not trained at L = 24"):
-        verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK}))
+        verdict_of(bracketed({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK}))
+
+
+def test_verdict_separated_arms_are_clear_though_a_seed_range_exceeds_the_gap():
+    """The old rule (gap of means > the larger min-max range) called this within noise: a gap
+    of 0.16 against a range of 0.3. The arms do not overlap, so the new rule calls it clear."""
+    close = [2.95, 2.99, 2.97]                                       # trains
+    v = verdict_of(bracketed({6: OK, 24: [3.0, 3.3, 3.1]}, {6: OK, 24: close},
+                             {6: OK, 24: BAD}))
+    d = v.comparison.between("post", "pre")
+    assert d.gap == pytest.approx(9.4 / 3 - 2.97) and d.gap < v.comparison.arm("post").spread
+    assert not d.overlap and d.clear and v.comparison.best == "pre"
+    assert (v.word, v.caveat) == (REPRODUCED, None)
+
+
+def test_verdict_a_diverged_seed_counts_as_the_ceiling_and_does_not_veto():
+    # post-norm stops at 24 with one seed diverged: that seed counts as ln V, far out in
+    # the claimed direction; it strengthens the case instead of widening a range that vetoes
+    v = verdict_of(bracketed({6: OK, 24: [3.24, "div", 3.23]}, {6: OK, 24: OK},
+                             {6: OK, 24: BAD}))
+    arm = v.comparison.arm("post")
+    assert arm.diverged == (1,) and arm.values[1] == pytest.approx(CEILING)
+    assert v.comparison.clear and v.word == REPRODUCED
+
+
+def test_verdict_not_testable_when_a_best_rate_is_not_bracketed():
+    # one rate per family: nothing says the reference's rate is not simply a bad one
+    v = verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD}))
+    assert v.word == NOT_TESTABLE and v.depth == 24 and v.comparison.clear
+    assert "post ran at 1 rate, pre ran at 1 rate" in v.reason
+    assert "does not bracket" in v.reason
+    # the claimed family best at the top edge of its grid: a higher rate might train
+    rows = bracketed({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD})
+    rows[("post", 24, GRID[2])] = [3.1, 3.1, 3.1]                   # stalls, but less badly
+    v = verdict_of(rows)
+    assert v.word == NOT_TESTABLE and "post ran at 3 rates" in v.reason
+    assert "high edge" in v.reason
 
 
 def test_on_the_quick_record():

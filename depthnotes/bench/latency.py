@@ -34,10 +34,8 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
 * ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2: the book's one line
   fit (``fitting.linear_fit``), whose ``intercept`` is a and ``slope`` is b;
   ``round_intercepts`` refits it round by round, to show how far the intercept moves.
-* ``paired_ratios``, ``versus_spread``, ``versus_one``, ``depth_cost`` and ``c17_verdict`` —
-  comparisons made
-  round by round (both timings share each round's load) and judged against their spread; the
-  one rule that turns chapter 7's family timings into claim C17's verdict.
+* ``paired_ratios`` — comparisons made round by round (both timings share each round's load);
+  chapter 7's verdicts judge them with the evidence library (``verdicts.ch7_latency``).
 * ``machine_busy`` — when the load leaves no free core, a two-thread timing says nothing.
 
 How a decode time is measured: one call ``model.generate(prompt, 1 + n)`` runs the prompt
@@ -654,35 +652,6 @@ def paired_ratios(a: Timing, b: Timing) -> Timing:
         raise ValueError(f"paired timings need the same number of rounds, got "
                          f"{len(a.samples)} and {len(b.samples)}")
     return Timing.of(x / y for x, y in zip(a.samples, b.samples))
-
-
-def versus_spread(values: Timing, threshold: float) -> str:
-    """The book's one rule for "beyond the noise": ``"above"`` when every sample (round) is above
-    ``threshold``, ``"below"`` when every one is below it, else ``"within noise"``."""
-    check_number("threshold", threshold)
-    if values.min > threshold:
-        return "above"
-    if values.max < threshold:
-        return "below"
-    return "within noise"
-
-
-#: ``versus_one``'s margin: a ratio counts as different from 1 only when every round is more
-#: than this fraction away from it (a smaller difference is within what one setting's noise
-#: and the order of the settings in a round can produce).
-RATIO_MARGIN = 0.05
-
-
-def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
-    """Whether round-by-round ratios (``paired_ratios``) differ from 1: ``"above"`` when every
-    round is above 1 + ``margin``, ``"below"`` when every round is below 1 / (1 + ``margin``),
-    else ``"within noise"`` (``versus_spread`` on both sides)."""
-    check_number("margin", margin, low=0.0)
-    if versus_spread(ratios, 1 + margin) == "above":
-        return "above"
-    if versus_spread(ratios, 1 / (1 + margin)) == "below":
-        return "below"
-    return "within noise"
 
 
 #: How many times a page measures a timing comparison before it reports what is still

@@ -31,11 +31,11 @@ In a chapter::
 
     from depthnotes.page.plots import plot_seed_curves, plot_seed_finals
     from depthnotes.experiments.records import load_record
-    from depthnotes.verdicts.compare import compare
+    from depthnotes.verdicts.evidence import RULE, compare_many
 
     rec = load_record("NAME")
-    cmp = compare(rec.final("eval_loss"), metric="validation loss")   # >= 3 seeds per arm
-    print(cmp.rule)                     # the test, stated before the result
+    print(RULE)                         # the test, stated before the result
+    cmp = compare_many(rec.final("eval_loss"), metric="validation loss")   # >= 3 seeds/arm
     print(cmp.table())
     plot_seed_curves(ax, *rec.curves(rec.arms[0], "eval_loss"), label=rec.arms[0])
 """
@@ -134,7 +134,7 @@ class Record:
                        f"arms {self.arms}, seeds {self.seeds}")
 
     def final(self, metric: str) -> dict[str, list]:
-        """``{arm: [metric of each seed, in seed order]}`` (the input of ``verdicts.compare``)."""
+        """``{arm: [metric of each seed, in seed order]}`` (the input of ``evidence.compare_many``)."""
         out = {}
         for arm in self.arms:
             runs = [self.run(arm, s) for s in self.seeds]

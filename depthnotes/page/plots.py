@@ -84,7 +84,7 @@ def plot_seed_finals(ax, results, *, colors=None, width: float = 0.25):
     """Per-seed final values of several arms: each seed a dot, each arm's mean a short bar.
 
     ``results`` is ``{arm: [value of each seed]}`` (what ``Record.final`` and
-    ``verdicts.compare`` use); arms go left to right at x = 0, 1, ... with their names as
+    ``verdicts.evidence`` uses); arms go left to right at x = 0, 1, ... with their names as
     tick labels, and a seed's dot is shifted sideways by a fixed amount so equal values stay
     visible. Returns ``{arm: (seed_dots, mean_bar)}``.
     """

@@ -7,7 +7,7 @@ A claim check in a notebook is a markdown cell that starts with a label and a he
 
 followed by a code cell containing ``# Claim C6`` and an ``assert``, whose stored output has
 a line ``Claim C6 — <verdict>: <what was measured>``; the verdict is one of
-``VERDICTS``. :func:`collect_claims` reads those lines from the notebooks the book's table of
+``VERDICTS`` (the evidence library's outcome words). :func:`collect_claims` reads those lines from the notebooks the book's table of
 contents includes; :func:`render_claims_table` writes the MyST table that ``book/claims.md``
 includes, with a row for every entry of ``CLAIMS`` (``not yet checked`` where no chapter checks
 it yet): the article's claims C1–C17 and the extension's X1–X3 (chapter 8), results that came
@@ -16,10 +16,10 @@ after the article.
 A claim that makes two independent statements, each with its own check and its own verdict, is
 split into parts with a letter (``C8a``, ``C8b``; labels ``claim-c8a``, ``claim-c8b``): each
 part is an entry of ``CLAIMS`` and gets its own row, so a good verdict on one half is not hidden
-behind the other's (the worst verdict wins only among the pieces of one entry). A claim
-checked in pieces within one entry prints a line per piece, the piece named in brackets
-(``Claim C9 (depth) — ...``, ``Claim C9 (recipe) — ...``); the table shows each piece's verdict
-and the row takes the worst.
+behind the other's. A claim checked in pieces within one entry prints a line per piece, the
+piece named in brackets (``Claim C9 (depth) — ...``, ``Claim C9 (recipe) — ...``); the table
+shows each piece's word, and the row's headline combines them (``evidence.combine``: never
+simply the worst of several).
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from depthnotes.tools.book import toc_notebooks
-from depthnotes.verdicts.compare import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED,
-                                         WITH_CAVEATS)
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          OUTCOMES, REPRODUCED, combine)
 
-#: The verdict words (``verdicts.CLAIM_WORDS``), from best to worst. Where a claim is checked
-#: in pieces, the worst wins.
-VERDICTS = CLAIM_WORDS
+#: The verdict words: the evidence library's outcome words.
+VERDICTS = OUTCOMES
 
 #: Each claim in the book's own words, and the chapter (notebook number) meant to check it.
 CLAIMS: dict[str, tuple[str, str]] = {
@@ -107,8 +106,8 @@ class ClaimResult:
 
     @property
     def verdict(self) -> str:
-        """The worst verdict of the claim's pieces."""
-        return max(self.verdicts, key=VERDICTS.index)
+        """The headline word of the claim's pieces (``evidence.combine``)."""
+        return combine(self.verdicts)
 
 
 def _text_outputs(cell) -> str:
@@ -180,8 +179,8 @@ def _cell(text: str) -> str:
 
 
 # Symbols from the fonts every system has (DejaVu, Arial): emoji are boxes where no emoji font is.
-_SYMBOL = {REPRODUCED: "(✓)", WITH_CAVEATS: "(⚠)", INCONCLUSIVE: "(?)",
-           NOT_REPRODUCED: "(✗)"}
+_SYMBOL = {REPRODUCED: "(✓)", IN_PART: "(◐)", CONTRADICTED: "(✗)", NOT_SHOWN: "(○)",
+           NOT_TESTABLE: "(?)"}
 _BADGE = {**{v: f"{_SYMBOL[v][1:-1]} {v}" for v in VERDICTS}, None: "not yet checked"}
 
 

@@ -44,7 +44,8 @@ import torch
 from depthnotes.core.checks import check_choice, check_int, check_number, eval_mode
 from depthnotes.data.hops import baselines
 from depthnotes.measure.probes import attention_weights
-from depthnotes.verdicts.compare import NOT_REPRODUCED, WITH_CAVEATS, Comparison, compare
+from depthnotes.verdicts.evidence import (NOT_SHOWN, REPRODUCED, Ranking, combine,
+                                          compare_many)
 
 #: The two families of the sweep, as the record's arms name them in ``info["families"]``.
 FAMILIES = ("fixed width", "fixed parameters")
@@ -141,22 +142,22 @@ class DepthVerdict:
     beats: dict           # {family: {k: [depth that beats the bar at k, per seed; None: none]}}
     needed: dict          # {family: {k: [depth that chains k, per seed]}}
     solved: dict          # {family: {k: [depth that solves k, per seed]}}
-    equal_params: Comparison   # two hops: the widest one-block shape, the best deeper one
-    fixed_width: Comparison    # two hops: one block at the family's width, the best deeper
+    equal_params: Ranking   # two hops: the widest one-block shape, the best deeper one
+    fixed_width: Ranking    # two hops: one block at the family's width, the best deeper
     one_block_chains: dict     # {family: seeds with which its one-block shape chains two hops}
     three_hops: str       # what the fixed-width family shows at k = 3
     word: str
     caveat: str
 
 
-def _one_block_against_deeper(family: list[SweepShape]) -> Comparison:
+def _one_block_against_deeper(family: list[SweepShape]) -> Ranking:
     """Two-hop accuracy of a family's one-block shape against its best deeper shape."""
     one, *deeper = family
     if one.n_layer != 1 or not deeper:
         raise ValueError("each family must start at one block and go deeper")
     best = max(deeper, key=lambda s: s.mean(2))
-    return compare({shape_name(s): s.accuracy[2] for s in (one, best)},
-                   metric="two-hop accuracy", better="higher")
+    return compare_many({shape_name(s): s.accuracy[2] for s in (one, best)},
+                        metric="two-hop accuracy", better="higher")
 
 
 def _three_hops(needed: dict) -> str:
@@ -180,12 +181,12 @@ def judge_depth(shapes: dict, n: int) -> DepthVerdict:
     sweep can be asked about; three hops are reported beside them (``three_hops``).
     (1) *Shallow-but-wide struggles at equal parameters*: the fixed-parameter family's
     one-block shape chains two hops (``CHAINED``) with no seed, and its best deeper shape
-    beats it by more than the larger of their seed ranges (``verdicts.compare``).
+    beats it clearly (``verdicts.evidence``).
     (2) *Two dependent steps need more than one block*: the same at fixed width, and in
-    addition some depth of that family chains two hops with every seed. Both hold:
-    reproduced with caveats (never plainly: the sweep reaches k = 3 at most, which cannot
-    show growth like k against log k; the caveat says what k = 3 showed and whether two
-    hops were solved). Else not reproduced at this scale."""
+    addition some depth of that family chains two hops with every seed. Each part is a word
+    (reproduced or not shown here); the claim's word combines them (``evidence.combine``).
+    The sweep reaches k = 3 at most, which cannot show growth like k against log k: the
+    caveat says what k = 3 showed and whether two hops were solved."""
     check_choice("families", tuple(shapes), (FAMILIES, FAMILIES[::-1]))
     hops = sorted(shapes[FAMILIES[0]][0].accuracy)
     if not {1, 2} <= set(hops):
@@ -205,7 +206,9 @@ def judge_depth(shapes: dict, n: int) -> DepthVerdict:
     if any(None in solved[f][2] for f in FAMILIES):
         notes.append("two hops not solved (>= 0.9) with every seed")
     caveat = "; ".join(notes)
-    word = WITH_CAVEATS if all(parts) and deep_enough else NOT_REPRODUCED
+    words = [REPRODUCED if parts[0] else NOT_SHOWN,
+             REPRODUCED if parts[1] and deep_enough else NOT_SHOWN]
+    word = combine(words)
     return DepthVerdict(bars, beats, needed, solved, equal_params, fixed_width, one_chains,
                         three, word, caveat)
 

@@ -20,8 +20,8 @@ The rule (``judge_hop_depth``), stated on the page before the record's results:
 2. *Shallow-but-wide struggles at equal parameters*: at every k >= 2 that some deeper shape
    of the fixed-parameter family does with every seed, the one-block shape does it with no
    seed, and the best deeper shape at that k beats it by more than the larger of their seed
-   ranges (``verdicts.compare``). At least one such k is needed; with none the rule cannot
-   be tested, which counts as failing. One hop is one step, which one block may do: the
+   clearly (``verdicts.evidence``). At least one such k is needed; with none the part is not
+   testable. One hop is one step, which one block may do: the
    chapter shows the one block beside ``hops.hop_baselines``'s window rule there, unjudged.
    (The first version of this rule asked the one block to stay below the bar at every k.
    Single-seed calibration runs showed one block 128 wide doing one hop on four letters by
@@ -34,8 +34,9 @@ The rule (``judge_hop_depth``), stated on the page before the record's results:
    with fewer than ``chasing_depth(k)``; otherwise (some seed never does k within the
    sweep, or the seeds disagree) not told apart.
 
-If 1 or 2 fails: not reproduced at this scale. If both hold: reproduced with caveats, never
-plainly, with rule 3's findings as the caveat. A trained sweep shows what depth sufficed
+Each rule is a part with its own word (reproduced, not shown here, or — rule 2 with no k to
+judge — not testable here); rule 3's part is reproduced only when every k it judges grows as
+chasing. The claim's word combines the parts (``evidence.combine``). A trained sweep shows what depth sufficed
 within its budget; it cannot show that fewer blocks could never do it (Sanford et al. prove
 that depth of order log k can). So "as chasing" is growth like k *within this budget*;
 "fewer blocks than chasing" is fewer than the standard chain needs, as doubling allows, and
@@ -60,7 +61,7 @@ from depthnotes.verdicts.ch3_chasing import (FAMILIES, MARGIN, SOLVED, SweepShap
                                              depth_needed, shape_name)
 from depthnotes.measure.probes import attention_weights
 from depthnotes.data.tasks import chasing_depth, doubling_depth
-from depthnotes.verdicts.compare import NOT_REPRODUCED, WITH_CAVEATS, compare
+from depthnotes.verdicts.evidence import NOT_SHOWN, NOT_TESTABLE, REPRODUCED, combine, compare_many
 
 #: How a k reads under rule 3.
 FEWER, AS_CHASING, NOT_TOLD = "fewer blocks than chasing", "as chasing", "not told apart"
@@ -148,26 +149,25 @@ def judge_hop_depth(shapes: dict, bars: dict) -> HopDepthVerdict:
     judged = tuple(k for k in hops if k >= 2 and
                    any(all(a >= SOLVED for a in s.accuracy[k]) for s in deeper))
     wide_undone = {k: all(a < SOLVED for a in one.accuracy[k]) for k in hops}
-    equal_params = {k: compare({shape_name(s): s.accuracy[k]
-                                for s in (one, max(deeper, key=lambda s: s.mean(k)))},
-                               metric=f"{k}-hop accuracy", better="higher")
+    equal_params = {k: compare_many({shape_name(s): s.accuracy[k]
+                                     for s in (one, max(deeper, key=lambda s: s.mean(k)))},
+                                    metric=f"{k}-hop accuracy", better="higher")
                     for k in judged}
     wide_fails = bool(judged) and all(
         wide_undone[k] and equal_params[k].clear and equal_params[k].best != shape_name(one)
         for k in judged)
     growth = {k: _growth(k, width[k]) for k in hops if chasing_depth(k) > doubling_depth(k)}
     predicted = {k: (chasing_depth(k), doubling_depth(k)) for k in hops}
-    if not (grows and wide_fails):
-        word = NOT_REPRODUCED
-        caveat = "; ".join(
-            [m for ok, m in ((grows, "the depth needed does not grow measurably with k "
-                                     "with every seed"),
-                             (wide_fails, "one wide block does not clearly fail at equal "
-                                          "parameters at a k >= 2 that depth does"))
-             if not ok])
-    else:
-        word = WITH_CAVEATS
-        caveat = "; ".join(_growth_caveats(growth))
+    # one word per part of the rule (module docstring), combined (evidence.combine)
+    parts = {"serial steps cost depth": REPRODUCED if grows else NOT_SHOWN,
+             "one wide block falls short": (NOT_TESTABLE if not judged else
+                                            REPRODUCED if wide_fails else NOT_SHOWN),
+             "about k blocks": (REPRODUCED if growth and all(
+                 g == AS_CHASING for g in growth.values()) else NOT_SHOWN)}
+    word = combine(list(parts.values()))
+    missing = [name for name, w in parts.items() if w != REPRODUCED]
+    caveat = "; ".join(_growth_caveats(growth) + [f"{parts[name]}: {name}" for name in missing
+                                                  if name != "about k blocks"])
     return HopDepthVerdict(hops, dict(bars), beats, needed, predicted, grows, judged,
                            wide_undone, equal_params, growth, word, caveat)
 

@@ -17,21 +17,24 @@ module is that rule, so the page's sentence, its table and its verdict come from
 * over the seeds of one arm family at one depth, the family **trains** (every seed trained),
   **stops** (every seed stalled or diverged), is **slower** (no seed stalled or diverged, but
   at least one was still slow) or is **mixed** (otherwise);
-* where a family was trained at several learning rates at one depth, it is scored at the rate
-  whose runs have the lowest mean loss (``depth_outcomes``);
+* a family is scored at its best learning rate at each depth (``depth_outcomes``, by the
+  evidence library's ``best_rate``), and a comparison that uses it can be judged only when
+  the grid brackets that rate or is flat (``evidence.from_bracket``): a family trained at one
+  rate, or best at an edge of its grid, makes the comparison *not testable here*;
 * a family's **failure depth** is the shallowest depth at which it stops;
 * the verdict on "plain post-norm stops training past a few dozen layers"
-  (``failure_verdict``) is ``not reproduced at this scale`` unless the claimed family trains
-  at the shallowest depth, stops at a deeper one, and there the reference family trains with a
-  validation loss clearly below it (``verdicts.compare``: the gap between the means exceeds the
-  larger min-max range over seeds). When it does, the verdict is ``reproduced with caveats``
-  if any alternative family (another init, or warm-up) does not stop at that depth, or if the
-  failure depth is below ``few_dozen`` (``FEW_DOZEN``, 24: "a few dozen" layers), and
-  ``reproduced`` otherwise.
+  (``failure_verdict``) needs the claimed family to train at the shallowest depth and stop at
+  a deeper one, where the reference family trains with a validation loss clearly below it
+  (the evidence library's rule, with the practical margin ``LOSS_MARGIN``). It is *not
+  testable here* when the reference does not train there (no positive control) or a best
+  rate is not bracketed, and *not shown here* when the claimed family does not fail. It is
+  *reproduced in part* when an alternative family (another init, or warm-up) does not stop
+  at that depth, or the failure depth is below ``few_dozen`` (``FEW_DOZEN``, 24: "a few
+  dozen" layers): the part that did not hold is named.
 
-In a comparison of losses a diverged run counts with its first step's training loss: it ended
-no better than where it began (its validation loss is not defined). The same losses choose the
-best learning rate.
+In a comparison of losses a diverged run counts as the evidence library's ceiling, here the
+uniform loss ln V (a model that learned nothing), and ranks below every run that did not
+diverge. The same values choose the best learning rate.
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from dataclasses import dataclass
 
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.fitting import linear_fit
-from depthnotes.verdicts.compare import NOT_REPRODUCED, Comparison, claim_word, compare
+from depthnotes.verdicts.evidence import (IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED, Arm,
+                                          RatePick, Ranking, best_rate, compare_many,
+                                          from_bracket, summarise, word_for)
 
 #: What one run did.
 TRAINED, SLOW, STALLED, DIVERGED = "trained", "slow", "stalled", "diverged"
@@ -56,6 +61,14 @@ FLAT_SLOPE = 0.05
 MARGIN = 0.25
 #: "A few dozen layers": a failure depth below this makes the verdict a caveat.
 FEW_DOZEN = 24
+#: The practical margin for comparisons of validation loss (nats/char): a gap smaller than
+#: this (2 % in perplexity) is not a finding, however tight the seeds.
+LOSS_MARGIN = 0.02
+
+
+def loss_ceiling(record, arm: str) -> float:
+    """What a diverged run of ``arm`` counts as: the uniform loss ln V of its vocabulary."""
+    return math.log(record.arm(arm)["model"]["vocab_size"])
 
 
 def late_slope(steps, losses) -> float:
@@ -122,11 +135,17 @@ class DepthOutcome:
     n_layer: int
     arm: str                        # the record's arm name (the best rate's)
     statuses: tuple[str, ...]       # one per seed, in seed order
-    losses: tuple[float, ...]       # validation loss (first training loss if diverged)
+    seeds: Arm                      # validation loss per seed (a diverged run: the ceiling)
     times: tuple = ()               # time_to_train per seed (int or None)
     slopes: tuple = ()              # late_slope per seed (None if diverged)
     lr: float | None = None         # the peak learning rate of ``arm``
     rates: tuple = ()               # ((lr, mean loss), ...) of every rate tried, best first
+    pick: RatePick | None = None    # the best-rate pick over the rates tried
+
+    @property
+    def losses(self) -> tuple[float, ...]:
+        """Each seed's validation loss (the ceiling, ln V, for a run that diverged)."""
+        return self.seeds.values
 
     @property
     def outcome(self) -> str:
@@ -138,7 +157,7 @@ class DepthOutcome:
         return STOPS if stopped == n else SLOWER if stopped == 0 else MIXED
 
 
-def _arm_outcome(record, arm: str, baseline: float, margin: float,
+def arm_outcome(record, arm: str, baseline: float, margin: float,
                  flat: float) -> DepthOutcome:
     """One arm of ``record``, every seed classified (the arm's family and depth from its
     info)."""
@@ -149,11 +168,12 @@ def _arm_outcome(record, arm: str, baseline: float, margin: float,
         status, slope = stored_run_status(record, arm, seed, baseline, margin, flat)
         statuses.append(status)
         slopes.append(slope)
-        losses.append(final["initial_loss"] if status == DIVERGED else final["eval_loss"])
+        losses.append(None if status == DIVERGED else final["eval_loss"])
         times.append(None if status == DIVERGED else time_to_train(
             *record.curve(arm, "eval_loss", seed), baseline, margin))
     lr = info["lr"] if "lr" in info else record.arm(arm)["recipe"].get("lr")   # peak rate
-    return DepthOutcome(info["family"], info["n_layer"], arm, tuple(statuses), tuple(losses),
+    seeds = summarise(arm, losses, ceiling=loss_ceiling(record, arm))
+    return DepthOutcome(info["family"], info["n_layer"], arm, tuple(statuses), seeds,
                         tuple(times), tuple(slopes), lr)
 
 
@@ -164,20 +184,24 @@ def depth_outcomes(record, baseline: float, margin: float,
     recipe's), families in the record's order, depths ascending. A grid spread over several
     records is read as one: ``records.combine_records``.
 
-    Where a family was trained at several learning rates at one depth, it is scored at the
-    rate whose runs have the lowest mean loss (the losses ``compare`` reads: a diverged run
-    counts with its first training loss), and only that rate's runs enter its outcome; the
-    rule is decided at each arm's best rate, never at one rate tuned for one arm. Ties go to
-    the rate listed first in the record."""
+    Each family is scored at its best learning rate at each depth (``evidence.best_rate`` over
+    the validation losses, a diverged run at the ceiling ln V), and only that rate's runs
+    enter its outcome; the rule is decided at each arm's best rate, never at one rate tuned
+    for one arm. ``pick`` says whether the grid brackets that rate."""
     groups: dict[tuple[str, int], list[DepthOutcome]] = {}
     for arm in record.arms:
-        row = _arm_outcome(record, arm, baseline, margin, flat)
+        row = arm_outcome(record, arm, baseline, margin, flat)
         groups.setdefault((row.family, row.n_layer), []).append(row)
     out: dict[str, list[DepthOutcome]] = {}
     for (family, _), tried in groups.items():
-        ranked = sorted(tried, key=lambda r: sum(r.losses) / len(r.losses))   # stable
-        rates = tuple((r.lr, sum(r.losses) / len(r.losses)) for r in ranked)
-        out.setdefault(family, []).append(dataclasses.replace(ranked[0], rates=rates))
+        by_rate = {r.lr: r for r in tried}
+        if len(by_rate) != len(tried):
+            raise ValueError(f"family {family!r} has two arms at one rate and depth")
+        pick = best_rate({r.lr: r.seeds.values for r in tried}, margin=LOSS_MARGIN)
+        ranked = sorted(tried, key=lambda r: (r.lr != pick.best, r.seeds.mean))
+        rates = tuple((r.lr, r.seeds.mean) for r in ranked)
+        out.setdefault(family, []).append(dataclasses.replace(ranked[0], rates=rates,
+                                                              pick=pick))
     for rows in out.values():
         rows.sort(key=lambda r: r.n_layer)
     return out
@@ -204,13 +228,12 @@ def describe(rows: list[DepthOutcome]) -> str:
 
 @dataclass(frozen=True)
 class FailureVerdict:
-    """The claims page's word for "``claim`` stops training past a few dozen layers", and
-    why."""
+    """The outcome word for "``claim`` stops training past a few dozen layers", and why."""
 
     word: str
     depth: int | None               # the claimed family's failure depth
-    comparison: Comparison | None   # claim vs reference at that depth
-    caveat: str | None
+    comparison: Ranking | None      # claim vs reference at that depth
+    caveat: str | None              # the part that did not hold, when reproduced in part
     reason: str
 
 
@@ -220,7 +243,7 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
     """Apply the rule of the module docstring to ``depth_outcomes``: does family ``claim``
     train shallow and stop deeper, where ``reference`` trains clearly better? Each of
     ``alternatives`` (the other post-norm families) that does not stop at that depth, and a
-    failure depth below ``few_dozen``, make the result a caveat."""
+    failure depth below ``few_dozen``, make the result *reproduced in part*."""
     check_int("few_dozen", few_dozen)
     for name in (claim, reference, *alternatives):
         if name not in outcomes:
@@ -228,11 +251,11 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
     rows = outcomes[claim]
     depth = failure_depth(rows)
     if rows[0].outcome != TRAINS:
-        return FailureVerdict(NOT_REPRODUCED, depth, None, None,
+        return FailureVerdict(NOT_SHOWN, depth, None, None,
                               f"{claim} does not train even at L = {rows[0].n_layer}, the "
                               f"shallowest depth tried: no depth effect to locate")
     if depth is None:
-        return FailureVerdict(NOT_REPRODUCED, None, None, None,
+        return FailureVerdict(NOT_SHOWN, None, None, None,
                               f"{claim} does not stop training at any depth up to "
                               f"L = {rows[-1].n_layer} ({describe(rows)})")
     at = {}
@@ -241,19 +264,29 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
         if not match:
             raise KeyError(f"family {name!r} was not trained at L = {depth}")
         at[name] = match[0]
-    cmp = compare({claim: at[claim].losses, reference: at[reference].losses},
-                  metric=f"validation loss at L = {depth}", better="lower")
+    cmp = compare_many({claim: at[claim].seeds, reference: at[reference].seeds},
+                       metric=f"validation loss at L = {depth}", margin=LOSS_MARGIN)
     if at[reference].outcome != TRAINS:
-        return FailureVerdict(NOT_REPRODUCED, depth, cmp, None,
+        return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
                               f"{reference} does not train at L = {depth} either "
-                              f"({at[reference].outcome})")
+                              f"({at[reference].outcome}): no positive control")
+    testable, why_not = from_bracket(at[claim].pick, at[reference].pick)
+    if not testable:
+        tried = {name: len(at[name].pick.rates) for name in (claim, reference)}
+        return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
+                              f"{claim} stops from L = {depth}, but at L = {depth} "
+                              + ", ".join(f"{n} ran at {k} rate{'s' * (k > 1)}"
+                                          for n, k in tried.items())
+                              + f" ({why_not})")
     caveats = [f"{name} {at[name].outcome} at L = {depth}" for name in alternatives
                if at[name].outcome != STOPS]
     if depth < few_dozen:
         caveats.append(f"fails already at L = {depth}, short of a few dozen layers "
                        f"(L >= {few_dozen})")
     caveat = "; ".join(caveats) or None
-    word = claim_word(cmp, expected=reference, caveat=caveat)
+    word = word_for(cmp, reference)
+    if word == REPRODUCED and caveat:
+        word = IN_PART
     reason = (f"{claim} trains at L = {rows[0].n_layer} and stops from L = {depth}, where "
               f"{reference} trains ({cmp.between(claim, reference).verdict} gap)")
     return FailureVerdict(word, depth, cmp, caveat, reason + (f"; {caveat}" if caveat else ""))

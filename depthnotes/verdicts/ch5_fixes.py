@@ -1,44 +1,37 @@
 """Chapter 5's rules: what each of its records must show for C9, C10 and C12, in one place.
 
 The chapter states each rule above its result; the functions here are those rules, so the
-sentence, the table, the assertion and the claims page's word come from the same numbers.
-Runs are judged by chapter 4's rule (``trainability.run_status``: *trained* when the final
-validation loss is at least ``MARGIN`` below the unigram loss), arms by
-``verdicts.compare`` (a gap counts only when it exceeds the larger min-max range over seeds)
-and words by ``verdicts.claim_word``. Chapter 4 splits a run that did not train into *slow*
-(its training loss still falling at the end) and *stalled* (flat); no chapter-5 verdict
-needs that split: a family at one depth "trains" only when every seed trained
-(``DepthOutcome.outcome == TRAINS``), and any other outcome ("slower", "mixed", "stops")
-counts as did not train. The split is only shown, in ``run_word``.
+table, the assertion and the claims page's word come from the same numbers. Runs are judged by
+chapter 4's rule (``ch4_trainability.run_status``: *trained* when the final validation loss is
+at least ``MARGIN`` below the unigram loss); arms are compared, best rates picked and words
+given by the evidence library (``verdicts.evidence``: a difference is clear when the gap of
+means exceeds ``LOSS_MARGIN`` and the seeds are separated; a best rate counts only when the
+grid brackets it). A family at one depth "trains" only when every seed trained
+(``DepthOutcome.outcome == TRAINS``).
 
-* C9, recipe (``grid_cells``, ``grid_verdict``): pre-norm "tolerates larger learning rates
-  with less warm-up". The learning-rate half is tested only at a depth where post-norm trains
-  at the small rate without warm-up (elsewhere a stall at the large rate says nothing about
-  the rate): there, at the large rate without warm-up, pre-norm must train and be clearly
-  better than post-norm. The warm-up half is shown when somewhere in the grid warm-up turns a
-  post-norm arm that does not train into one that does, while pre-norm trains without it.
-  Both: ``reproduced``; the rate half only: ``reproduced with caveats``; else ``not
-  reproduced at this scale``.
 * C9, depth and C12, training (``depth_verdict``): at each depth, two families' final
-  validation losses compared, each family at its best rate of the grid that
-  ``deepnorm_depth_comparison`` and ``deepnorm_depth_lr`` hold together (a diverged run
-  enters with its first loss, as in chapter 4);
-  the claimed family must train (every seed) and be clearly better. At every depth:
-  ``reproduced``; at some: ``reproduced with caveats``; at none: ``not reproduced``.
-* C10 (``layer_use_verdict``): pre-norm "under-uses its deepest layers" needs both measures
-  to say so: training must lower the last quarter's relative contribution against the early
-  quarter's (blocks 2 to L/4; block 1 builds the first features from a small embedding and
-  is left out) compared with the same model untrained, and removing a late block must cost
-  clearly less than removing an early one in the trained model. Both: ``reproduced``;
-  neither: ``not reproduced at this scale``; one only: ``inconclusive``.
-* C12, update size (``update_verdict``): DeepNorm "bounds the update" when its first update
-  is clearly smaller than post-norm's at every depth; a caveat when that holds at some depths
-  only, or when DeepNorm's exponent (the first update against depth fitted on log-log axes
-  per seed, ``update_exponents``) is above zero for every seed: its update still grows with L.
-  The exponents alone are not the test: each token's output leaves a LayerNorm with length
-  about sqrt(d), so an update (the distance between two such vectors) is at most 2 sqrt(d)
-  and sits near sqrt(2 d) once the output is as far as an unrelated vector; an update near
-  that size at every depth has an exponent near zero too.
+  validation losses compared, each family at its best rate; the claimed family must train
+  (every seed) and be clearly better. One word per depth; the claim's word combines them
+  (``evidence.combine``: at every depth reproduced, at some reproduced in part).
+* C9, recipe (``recipe_verdict``, on ``prenorm_vs_postnorm_shallow``, at depths where
+  post-norm trains): *larger rates*: the arm whose best rate (no warm-up) is higher must be
+  pre-norm, and post-norm at pre-norm's best rate must be clearly worse than at its own (a
+  rate pre-norm uses and post-norm cannot); *less warm-up*: post-norm without warm-up must be
+  clearly worse than with it while pre-norm without warm-up is not clearly worse than with
+  it. Each part is not testable at a depth where a best rate sits at an edge of the grid.
+* C10 (``layer_use_verdict``): two parts. Training must lower the last quarter's relative
+  contribution against the early quarter's (blocks 2 to L/4; block 1 builds the first
+  features from a small embedding and is left out) compared with the same model untrained,
+  and removing a late block must cost clearly less than removing an early one in the trained
+  model.
+* C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
+  smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
+  (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
+  flat (``FLAT_EXPONENT``) for every seed; above it for every seed, the update grows with
+  depth (contradicted). The exponents alone are not the whole story: each token's output
+  leaves a LayerNorm with length about sqrt(d), so an update (the distance between two such
+  vectors) is at most 2 sqrt(d); an update near that size at every depth has an exponent
+  near zero too.
 """
 
 from __future__ import annotations
@@ -48,16 +41,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from depthnotes.core.checks import check_choice
 from depthnotes.core.fitting import linear_fit
-from depthnotes.verdicts.ch4_trainability import (DIVERGED, MARGIN, TRAINS, DepthOutcome,
-                                                  depth_outcomes, stored_run_status)
-from depthnotes.verdicts.compare import (CLAIM_WORDS, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED,
-                                         WITH_CAVEATS, Comparison, claim_word, compare)
+from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
+                                                  DepthOutcome, depth_outcomes,
+                                                  stored_run_status)
+from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, Ranking, combine, compare,
+                                          compare_many, from_bracket, word_for)
 
 #: The records chapter 5 shows, in the order the chapter reads them.
-RECORDS = ("prenorm_vs_postnorm_grid", "deepnorm_depth_comparison", "deepnorm_depth_lr",
-           "prenorm_layer_use", "deepnorm_update_size", "deepnorm_1000_layers")
+RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
+           "deepnorm_depth_comparison", "deepnorm_depth_lr", "prenorm_layer_use",
+           "deepnorm_update_size", "deepnorm_1000_layers")
 
 
 def unigram_loss(corpus) -> float:
@@ -98,18 +93,19 @@ def run_word(record, arm: str, seed: int, baseline: float, margin: float = MARGI
 
 # -- C9 and C12: two families at each depth -----------------------------------------------------
 def depth_comparison(outcomes: dict[str, list[DepthOutcome]], a: str, b: str,
-                     n_layer: int) -> Comparison:
-    """Families ``a`` and ``b`` of ``trainability.depth_outcomes`` compared at ``n_layer``
-    (final validation loss, lower is better)."""
+                     n_layer: int) -> Ranking:
+    """Families ``a`` and ``b`` of ``ch4_trainability.depth_outcomes`` compared at
+    ``n_layer`` (final validation loss, lower is better, each at its best rate)."""
     rows = {name: next(r for r in outcomes[name] if r.n_layer == n_layer) for name in (a, b)}
-    return compare({name: r.losses for name, r in rows.items()},
-                   metric=f"validation loss at L = {n_layer}", better="lower")
+    return compare_many({name: r.seeds for name, r in rows.items()},
+                        metric=f"validation loss at L = {n_layer}", margin=LOSS_MARGIN)
 
 
 @dataclass(frozen=True)
 class DepthVerdict:
     word: str
-    comparisons: dict               # {L: Comparison of the two families}
+    comparisons: dict               # {L: Ranking of the two families}
+    words: dict                     # {L: outcome word at that depth}
     holds: tuple[int, ...]          # depths where the claimed family trains and is clearly better
     reason: str
 
@@ -117,36 +113,52 @@ class DepthVerdict:
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
                   other: str) -> DepthVerdict:
     """Does family ``claim`` train (every seed) and beat ``other`` clearly at each depth?
-    At every depth: ``reproduced``; at some: ``reproduced with caveats`` (the caveat names the
-    depths where it does not); at none: ``not reproduced at this scale``."""
+    A word per depth: not testable when either best rate is not bracketed; reproduced when
+    ``claim`` trains and is clearly better; contradicted when ``other`` is clearly better;
+    else not shown. The claim's word combines the depths' (``evidence.combine``)."""
     depths = [r.n_layer for r in outcomes[claim]]
     cmps = {L: depth_comparison(outcomes, claim, other, L) for L in depths}
-    trains = {r.n_layer: r.outcome == TRAINS for r in outcomes[claim]}
-    holds = tuple(L for L in depths
-                  if trains[L] and claim_word(cmps[L], expected=claim) == REPRODUCED)
-    missing = [L for L in depths if L not in holds]
-    caveat = f"not at L = {', '.join(map(str, missing))}" if missing else None
-    word = NOT_REPRODUCED if not holds else claim_word(cmps[holds[0]], claim, caveat)
-    if not holds:
-        return DepthVerdict(word, cmps, holds,
-                            f"{claim} does not both train and beat {other} clearly at any "
-                            f"depth tried (L = {', '.join(map(str, depths))})")
-    reason = (f"{claim} trains and is clearly better than {other} at "
-              f"L = {', '.join(map(str, holds))}")
-    return DepthVerdict(word, cmps, holds, reason + (f"; {caveat}" if caveat else ""))
+    row = {(f, r.n_layer): r for f in (claim, other) for r in outcomes[f]}
+    words, notes = {}, []
+    for L in depths:
+        testable, why_not = from_bracket(row[(claim, L)].pick, row[(other, L)].pick)
+        word = word_for(cmps[L], claim)
+        if not testable:
+            words[L] = NOT_TESTABLE
+            notes.append(f"L = {L} not testable ({why_not})")
+        elif word == REPRODUCED and row[(claim, L)].outcome != TRAINS:
+            words[L] = NOT_SHOWN
+            notes.append(f"at L = {L} {claim} is clearly better but does not train")
+        else:
+            words[L] = word
+    holds = tuple(L for L in depths if words[L] == REPRODUCED)
+    other_way = [L for L in depths if words[L] == CONTRADICTED]
+    parts = []
+    if holds:
+        parts.append(f"{claim} trains and is clearly better than {other} at "
+                     f"L = {', '.join(map(str, holds))}")
+    if other_way:
+        parts.append(f"{other} is clearly better at L = {', '.join(map(str, other_way))}")
+    within = [L for L in depths if words[L] == NOT_SHOWN and cmps[L].between(
+        claim, other).verdict != "clear"]
+    if within:
+        parts.append(f"within noise at L = {', '.join(map(str, within))}")
+    return DepthVerdict(combine(list(words.values())), cmps, words, holds,
+                        "; ".join(parts + notes))
 
 
-# -- C9: the learning-rate x warm-up grid -------------------------------------------------------
+# -- C9: the learning-rate x warm-up grid at depth (where post-norm fails) --------------------
 @dataclass(frozen=True)
 class GridCell:
-    """One (depth, learning rate, warm-up) cell: each norm's outcome and their comparison."""
+    """One (depth, learning rate, warm-up) cell of ``prenorm_vs_postnorm_grid``: each norm's
+    outcome and their comparison."""
 
     n_layer: int
     lr: float
     warmup: int
     post: DepthOutcome
     pre: DepthOutcome
-    comparison: Comparison          # arms "pre-norm" and "post-norm"
+    comparison: Ranking             # arms "pre-norm" and "post-norm"
 
     @property
     def gap(self) -> float:
@@ -165,52 +177,113 @@ def grid_cells(record, baseline: float, margin: float = MARGIN) -> list[GridCell
                 continue
             twin = fam.replace("post-norm", "pre-norm", 1)
             post, pre = (next(r for r in outcomes[f] if r.n_layer == L) for f in (fam, twin))
-            cmp = compare({"pre-norm": pre.losses, "post-norm": post.losses},
-                          metric=f"validation loss at L = {L}, lr {info['lr']:g}, "
-                                 f"warm-up {info['warmup_steps']}", better="lower")
+            cmp = compare_many({"pre-norm": pre.seeds, "post-norm": post.seeds},
+                               metric=f"validation loss at L = {L}, lr {info['lr']:g}, "
+                                      f"warm-up {info['warmup_steps']}", margin=LOSS_MARGIN)
             cells.append(GridCell(L, info["lr"], info["warmup_steps"], post, pre, cmp))
     return sorted(cells, key=lambda c: (c.n_layer, c.lr, c.warmup))
 
 
+# -- C9: the recipe, where post-norm trains ------------------------------------------------------
 @dataclass(frozen=True)
-class GridVerdict:
-    word: str
-    rate_depths: tuple[int, ...]    # depths where post-norm trains at the small rate, no warm-up
-    warmup_rescues: tuple[GridCell, ...]   # cells where warm-up makes post-norm train
-    reason: str
+class RecipeDepth:
+    """One depth of ``prenorm_vs_postnorm_shallow``: per (norm, warm-up), each rate's outcome
+    and the best-rate pick; the two parts' words there and why."""
+
+    n_layer: int
+    rows: dict                      # {(norm, warmup): {lr: DepthOutcome}}
+    picks: dict                     # {(norm, warmup): RatePick}
+    rate_word: str
+    warmup_word: str
+    rate_reason: str
+    warmup_reason: str
 
 
-def grid_verdict(cells: list[GridCell]) -> GridVerdict:
-    """The C9 recipe rule of the module docstring."""
-    def cell(L, lr, wu):
-        return next(c for c in cells if (c.n_layer, c.lr, c.warmup) == (L, lr, wu))
+def _clearly_worse(rows: dict, at: float, than: float) -> bool:
+    """Is the family's loss at rate ``at`` clearly worse than at rate ``than``?"""
+    if at == than:
+        return False
+    d = compare(rows[at].seeds, rows[than].seeds, margin=LOSS_MARGIN)
+    return d.clear and d.better == rows[than].seeds.name
 
-    lo, hi = min(c.lr for c in cells), max(c.lr for c in cells)
-    wu0, wu1 = min(c.warmup for c in cells), max(c.warmup for c in cells)
-    depths = sorted({c.n_layer for c in cells})
-    rate_depths = tuple(L for L in depths if cell(L, lo, wu0).post.outcome == TRAINS)
-    rescues = tuple(c for c in cells if c.warmup == wu1 and c.post.outcome == TRAINS
-                    and cell(c.n_layer, c.lr, wu0).post.outcome != TRAINS
-                    and cell(c.n_layer, c.lr, wu0).pre.outcome == TRAINS)
-    if not rate_depths:
-        return GridVerdict(NOT_REPRODUCED, (), rescues,
-                           f"post-norm does not train at lr {lo:g} without warm-up at any "
-                           f"depth: the grid cannot test the learning rate")
-    caveat = None if rescues else (f"warm-up ({wu1} steps) does not turn any post-norm "
-                                   f"arm into one that trains: 'with less warm-up' is "
-                                   f"not shown")
-    words = []
-    for L in rate_depths:
-        harsh = cell(L, hi, wu0)
-        word = claim_word(harsh.comparison, expected="pre-norm", caveat=caveat)
-        words.append(word if harsh.pre.outcome == TRAINS else NOT_REPRODUCED)
-    word = NOT_REPRODUCED if NOT_REPRODUCED in words else words[0]
-    at = ", ".join(str(L) for L in rate_depths)
-    reason = (f"tested at L = {at}, where post-norm trains at lr {lo:g} without warm-up: "
-              f"at lr {hi:g} without warm-up pre-norm "
-              + ("trains and is clearly better" if word != NOT_REPRODUCED
-                 else "does not train clearly better than post-norm"))
-    return GridVerdict(word, rate_depths, rescues, reason + (f"; {caveat}" if caveat else ""))
+
+def recipe_depths(record, baseline: float, margin: float = MARGIN) -> list[RecipeDepth]:
+    """The C9 recipe rule of the module docstring at each depth of the record."""
+    from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, arm_outcome
+
+    cells: dict = {}
+    for arm in record.arms:
+        info = record.arm(arm)["info"]
+        row = arm_outcome(record, arm, baseline, margin, FLAT_SLOPE)
+        cells.setdefault(info["n_layer"], {}).setdefault(
+            (info["norm"], info["warmup_steps"]), {})[info["lr"]] = row
+    out = []
+    for L in sorted(cells):
+        rows = cells[L]
+        picks = {k: _pick(v) for k, v in rows.items()}
+        wu0, wu1 = min(w for _, w in rows), max(w for _, w in rows)
+        pre, post = picks[("pre", wu0)], picks[("post", wu0)]
+        ok, why = from_bracket(pre, post)
+        if not ok:
+            rate_word, rate_reason = NOT_TESTABLE, why
+        elif pre.best > post.best and _clearly_worse(rows[("post", wu0)], pre.best, post.best):
+            rate_word = REPRODUCED
+            rate_reason = (f"pre-norm's best rate {pre.best:g}, post-norm's {post.best:g}; "
+                           f"post-norm is clearly worse at {pre.best:g}")
+        elif post.best > pre.best and _clearly_worse(rows[("pre", wu0)], post.best, pre.best):
+            rate_word = CONTRADICTED
+            rate_reason = (f"post-norm's best rate {post.best:g}, pre-norm's {pre.best:g}; "
+                           f"pre-norm is clearly worse at {post.best:g}")
+        else:
+            rate_word = NOT_SHOWN
+            rate_reason = (f"pre-norm's best rate {pre.best:g}, post-norm's {post.best:g}: "
+                           f"no rate one uses that the other clearly cannot")
+        need = {}
+        for norm in ("post", "pre"):
+            a, b = rows[(norm, wu0)][picks[(norm, wu0)].best], \
+                rows[(norm, wu1)][picks[(norm, wu1)].best]
+            d = compare(a.seeds, b.seeds, margin=LOSS_MARGIN)
+            need[norm] = d.clear and d.better == b.seeds.name
+        ok, why = from_bracket(*picks.values())
+        if not ok:
+            warm_word, warm_reason = NOT_TESTABLE, why
+        else:
+            said = {n: "needs" if v else "does not need" for n, v in need.items()}
+            warm_reason = (f"at their best rates post-norm {said['post']} the {wu1}-step "
+                           f"warm-up, pre-norm {said['pre']} it")
+            warm_word = (REPRODUCED if need["post"] and not need["pre"] else
+                         CONTRADICTED if need["pre"] and not need["post"] else NOT_SHOWN)
+        out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, rate_reason, warm_reason))
+    return out
+
+
+def _pick(by_rate: dict):
+    from depthnotes.verdicts.evidence import best_rate
+
+    return best_rate({lr: r.seeds.values for lr, r in by_rate.items()}, margin=LOSS_MARGIN)
+
+
+@dataclass(frozen=True)
+class RecipeVerdict:
+    rate_word: str
+    warmup_word: str
+    depths: tuple[RecipeDepth, ...]     # where post-norm trains at its best rate
+    skipped: tuple[int, ...]            # depths where it does not (the claim cannot be put)
+
+
+def recipe_verdict(by_depth: list[RecipeDepth]) -> RecipeVerdict:
+    """The two parts of C9's recipe, combined over the depths where post-norm (no warm-up)
+    trains at its best rate: elsewhere a comparison of rates says nothing about tolerance."""
+    def post_trains(d: RecipeDepth) -> bool:
+        key = ("post", min(w for _, w in d.rows))        # post-norm without warm-up
+        return d.rows[key][d.picks[key].best].outcome == TRAINS
+
+    used = tuple(d for d in by_depth if post_trains(d))
+    skipped = tuple(d.n_layer for d in by_depth if d not in used)
+    if not used:
+        return RecipeVerdict(NOT_TESTABLE, NOT_TESTABLE, (), skipped)
+    return RecipeVerdict(combine([d.rate_word for d in used]),
+                         combine([d.warmup_word for d in used]), used, skipped)
 
 
 # -- C10: how much the deep blocks of a trained pre-norm model do ------------------------------
@@ -255,23 +328,22 @@ def layer_use(record, arm: str | None = None) -> LayerUse:
 
 @dataclass(frozen=True)
 class LayerUseVerdict:
-    word: str
-    contribution: Comparison        # arms "trained" and "untrained" (late / early ratio)
-    removal: Comparison             # arms "late blocks" and "early blocks" (trained)
+    word: str                       # the two parts' words combined
+    contribution: Ranking           # arms "trained" and "untrained" (late / early ratio)
+    removal: Ranking                # arms "late blocks" and "early blocks" (trained)
     contribution_word: str
     removal_word: str
 
 
 def layer_use_verdict(use: LayerUse) -> LayerUseVerdict:
-    """The C10 rule of the module docstring."""
-    contribution = compare({"trained": use.ratio, "untrained": use.ratio_init},
-                           metric="late / early relative contribution", better="lower")
-    removal = compare({"late blocks": use.skip_late, "early blocks": use.skip_early},
-                      metric="loss rise when one block is removed (trained)", better="lower")
-    cw = claim_word(contribution, expected="trained")
-    rw = claim_word(removal, expected="late blocks")
-    word = cw if cw == rw else INCONCLUSIVE
-    return LayerUseVerdict(word, contribution, removal, cw, rw)
+    """The C10 rule of the module docstring: a word per part, and their combination."""
+    contribution = compare_many({"trained": use.ratio, "untrained": use.ratio_init},
+                                metric="late / early relative contribution")
+    removal = compare_many({"late blocks": use.skip_late, "early blocks": use.skip_early},
+                           metric="loss rise when one block is removed (trained)")
+    cw = word_for(contribution, "trained")
+    rw = word_for(removal, "late blocks")
+    return LayerUseVerdict(combine([cw, rw]), contribution, removal, cw, rw)
 
 
 # -- C12: the early update against depth --------------------------------------------------------
@@ -315,58 +387,58 @@ def update_exponents(sizes: dict[str, dict[int, list[float]]]) -> dict[str, list
 
 @dataclass(frozen=True)
 class UpdateVerdict:
-    word: str
-    comparisons: dict               # {L: Comparison of the two families' first updates}
+    word: str                       # the two parts combined
+    smaller_word: str               # clearly smaller than post-norm's (depths combined)
+    bounded_word: str               # DeepNorm's exponent flat in depth
+    comparisons: dict               # {L: Ranking of the two families' first updates}
     smaller_at: tuple[int, ...]     # depths where DeepNorm's update is clearly smaller
-    exponents: Comparison | None    # the two families' fitted exponents (None: not all finite)
-    caveat: str | None
+    exponents: Ranking | None       # the two families' fitted exponents (None: not all finite)
     reason: str
 
 
 def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                    post: str) -> UpdateVerdict:
-    """The C12 update rule: DeepNorm's first update must be clearly smaller than post-norm's
-    at every depth (``reproduced``); a caveat when it is so only at some depths, or when
-    DeepNorm's fitted exponent is above zero for every seed (its update still grows with L);
-    ``not reproduced at this scale`` when it is clearly smaller at no depth."""
+    """The C12 update rule of the module docstring: *smaller* (a word per depth, combined) and
+    *bounded* (every seed's fitted exponent within ``FLAT_EXPONENT`` of zero: reproduced;
+    above it for every seed: contradicted; else not shown)."""
     depths = sorted(sizes[deepnorm])
-    cmps = {L: compare({deepnorm: sizes[deepnorm][L], post: sizes[post][L]},
-                       metric=f"first update at L = {L}", better="lower") for L in depths}
-    smaller = tuple(L for L in depths if claim_word(cmps[L], deepnorm) == REPRODUCED)
+    # a depth where a run stopped before the step (NaN) has no update to compare: not testable
+    measured = [L for L in depths if all(math.isfinite(v) for f in (deepnorm, post)
+                                         for v in sizes[f][L])]
+    cmps = {L: compare_many({deepnorm: sizes[deepnorm][L], post: sizes[post][L]},
+                            metric=f"first update at L = {L}") for L in measured}
+    words = {L: word_for(cmps[L], deepnorm) if L in cmps else NOT_TESTABLE for L in depths}
+    smaller = tuple(L for L in depths if words[L] == REPRODUCED)
     exps = update_exponents({f: sizes[f] for f in (deepnorm, post)})
     finite = all(math.isfinite(v) for vals in exps.values() for v in vals)
-    exp_cmp = compare(exps, metric="fitted exponent of the first update against L",
-                      better="lower") if finite else None
-    caveats = []
+    exp_cmp = compare_many(exps, metric="fitted exponent of the first update against L") \
+        if finite else None
+    if not finite:
+        bounded = NOT_TESTABLE
+    elif all(abs(v) <= FLAT_EXPONENT for v in exps[deepnorm]):
+        bounded = REPRODUCED
+    elif all(v > FLAT_EXPONENT for v in exps[deepnorm]):
+        bounded = CONTRADICTED
+    else:
+        bounded = NOT_SHOWN
+    smaller_word = combine(list(words.values()))
     missing = [L for L in depths if L not in smaller]
+    parts = [f"{deepnorm}'s first update is clearly smaller than {post}'s at L = "
+             f"{', '.join(map(str, smaller))}" if smaller else
+             f"{deepnorm}'s first update is not clearly smaller than {post}'s at any depth"]
     if smaller and missing:
-        caveats.append(f"not clearly smaller at L = {', '.join(map(str, missing))}")
-    if finite and min(exps[deepnorm]) > 0:
-        caveats.append(f"DeepNorm's update still grows with depth (exponent "
-                       f"{exp_cmp.arm(deepnorm).low:.2f} to {exp_cmp.arm(deepnorm).high:.2f}"
-                       f" over seeds)")
-    caveat = "; ".join(caveats) or None
-    if not smaller:
-        return UpdateVerdict(NOT_REPRODUCED, cmps, smaller, exp_cmp, caveat,
-                             f"{deepnorm}'s first update is not clearly smaller than "
-                             f"{post}'s at any depth")
-    word = claim_word(cmps[smaller[0]], deepnorm, caveat)
-    reason = (f"{deepnorm}'s first update is clearly smaller than {post}'s at "
-              f"L = {', '.join(map(str, smaller))}")
-    return UpdateVerdict(word, cmps, smaller, exp_cmp, caveat,
-                         reason + (f"; {caveat}" if caveat else ""))
+        parts.append(f"not at L = {', '.join(map(str, missing))}")
+    if finite:
+        lo, hi = min(exps[deepnorm]), max(exps[deepnorm])
+        parts.append(f"its exponent in L is {lo:+.2f} to {hi:+.2f} over seeds (flat: within "
+                     f"±{FLAT_EXPONENT:g})")
+    return UpdateVerdict(combine([smaller_word, bounded]), smaller_word, bounded, cmps,
+                         smaller, exp_cmp, "; ".join(parts))
 
 
-def weakest(words) -> str:
-    """The weakest of several claims-page words, in ``verdicts.CLAIM_WORDS``' order (the
-    package's one ranking of them): the word for a claim that needs every one of its parts."""
-    words = [check_choice("word", w, CLAIM_WORDS) for w in words]
-    return max(words, key=CLAIM_WORDS.index)
-
-
-__all__ = ["MARGIN", "INCONCLUSIVE", "RECORDS", "REPRODUCED", "WITH_CAVEATS",
-           "NOT_REPRODUCED", "unigram_loss", "load_chapter_records", "run_word",
-           "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
-           "GridVerdict", "grid_verdict", "LayerUse", "layer_use", "LayerUseVerdict",
-           "layer_use_verdict", "update_sizes", "update_exponents", "UpdateVerdict",
-           "update_verdict", "weakest"]
+__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "unigram_loss", "load_chapter_records",
+           "run_word", "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
+           "RecipeDepth",
+           "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
+           "LayerUseVerdict", "layer_use_verdict", "update_sizes", "update_exponents",
+           "UpdateVerdict", "update_verdict"]

@@ -19,14 +19,17 @@ from statistics import median
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.config import aspect_ratio
 from depthnotes.data.published_shapes import PUBLISHED_SHAPES
-from depthnotes.verdicts.compare import (MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS,
-                                         ArmSummary, compare)
+from depthnotes.verdicts.ch4_trainability import loss_ceiling
+from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, Arm, RatePick, best_rate,
+                                          combine, compare, from_bracket, summarise)
 
 
 # -- the basin rule (C14) ---------------------------------------------------------------------
-#: The smallest band a basin gets, as a fraction of the best shape's mean loss: Kaplan et al.
-#: call loss "within a few per cent" flat; 2 % (about 0.03 nats at a loss of 1.5) is the
-#: strict end of that, and about the seed range the calibration run measured.
+#: The practical margin of the basin, as a fraction of the best shape's mean loss: Kaplan et
+#: al. call loss "within a few per cent" flat; 2 % (about 0.03 nats at a loss of 1.5) is the
+#: strict end of that. A shape is worse than the best only when it is clearly worse by the
+#: evidence library's rule with this margin.
 BASIN_FLOOR = 0.02
 #: A basin is "broad" (the claim's flat middle) when it holds at least this many shapes.
 BROAD_SHAPES = 3
@@ -34,15 +37,14 @@ BROAD_SHAPES = 3
 
 def basin_rule(floor: float = BASIN_FLOOR, broad: int = BROAD_SHAPES) -> str:
     """The rule ``judge_basin`` applies, as the sentence a chapter prints above the result."""
-    return (f"For each budget: the band is the best shape's mean loss (over seeds) plus the "
-            f"larger of {floor:.0%} of that mean and the largest min-max seed range of any "
-            f"shape of the budget. A shape is in the basin when its mean lies inside the "
-            f"band. An end (the shallowest or the deepest shape) is worse when its mean lies "
-            f"above the band, so its gap to the best exceeds every seed range (a clear "
-            f"difference by verdicts.compare). The claim's shape, on one budget: both ends "
-            f"worse and at least {broad} shapes in the basin. Verdict: reproduced when every "
-            f"budget has the claim's shape, with caveats when some do, not reproduced at "
-            f"this scale when none does. At least {MIN_SEEDS} seeds per shape.")
+    return (f"For each budget, every shape at its best learning rate: a shape is in the "
+            f"basin unless it is clearly worse than the best shape (the evidence library's "
+            f"rule, with a margin of {floor:.0%} of the best mean loss). The claim's shape, "
+            f"on one budget: both ends (the shallowest and the deepest shape) worse and at "
+            f"least {broad} shapes in the basin. A budget is not testable while a shape's "
+            f"best rate sits at an edge of its grid. The claim's word combines the budgets': "
+            f"reproduced at every budget, in part at some. At least {MIN_SEEDS} seeds per "
+            f"shape.")
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,10 @@ class BasinShape:
     label: str
     n_layer: int
     d_model: int
-    summary: ArmSummary       # per-seed losses, mean, min-max
+    summary: Arm              # per-seed losses, mean, min-max
     gap: float                # mean - the best shape's mean (>= 0)
-    inside: bool              # in the basin
+    inside: bool              # in the basin: not clearly worse than the best
+    pick: RatePick | None = None   # its best learning rate, when several were tried
 
     @property
     def aspect_ratio(self) -> float:
@@ -67,9 +70,26 @@ class Basin:
 
     budget: int
     shapes: tuple[BasinShape, ...]
-    floor: float              # the relative floor used
-    width: float              # band height above the best mean, in nats
+    floor: float              # the relative margin used
+    width: float              # the margin in nats: floor x the best mean
     broad_shapes: int
+
+    @property
+    def testable(self) -> tuple[bool, str | None]:
+        """(testable, why not): every shape's best rate bracketed, or no grid at all."""
+        picks = [s.pick for s in self.shapes if s.pick is not None]
+        return from_bracket(*picks) if picks else (True, None)
+
+    @property
+    def word(self) -> str:
+        """This budget's word: not testable, reproduced (the claim's shape), contradicted
+        (neither end worse: flat throughout) or not shown."""
+        if not self.testable[0]:
+            return NOT_TESTABLE
+        if self.claim_shape:
+            return REPRODUCED
+        return CONTRADICTED if not (self.shallow_worse or self.deep_worse) and self.broad \
+            else NOT_SHOWN
 
     @property
     def best(self) -> BasinShape:
@@ -121,31 +141,29 @@ class Basin:
         def end(name, s):
             word = "worse" if not s.inside else "in the basin"
             return f"{name} end (L = {s.n_layer}) {word}, {s.gap:+.3f}"
-        return (f"P = {self.budget:,}: best L = {self.best.n_layer}, band {self.width:.3f}; "
+        return (f"P = {self.budget:,}: best L = {self.best.n_layer}, margin {self.width:.3f}; "
                 f"{end('shallow', self.shallow)}; {end('deep', self.deep)}")
 
     def table(self, digits: int = 3) -> str:
         """Each shape: L, d, d/L, mean and min-max over seeds, gap, in the basin or not."""
-        lines = [f"P = {self.budget:,}: band {self.band[0]:.{digits}f}-"
-                 f"{self.band[1]:.{digits}f} (width {self.width:.{digits}f})"]
+        lines = [f"P = {self.budget:,}: best mean {self.band[0]:.{digits}f}, margin "
+                 f"{self.width:.{digits}f}"]
         for s in self.shapes:
             a = s.summary
             lines.append(f"  L = {s.n_layer:>2}  d = {s.d_model:>3}  d/L = "
-                         f"{s.aspect_ratio:6.1f}  mean {a.mean:.{digits}f}  min-max "
-                         f"{a.low:.{digits}f}-{a.high:.{digits}f}  gap {s.gap:+.{digits}f}  "
-                         f"{'basin' if s.inside else 'outside'}")
+                         f"{s.aspect_ratio:6.1f}  mean {a.mean:.{digits}f}  gap "
+                         f"{s.gap:+.{digits}f}  {'basin' if s.inside else 'worse'}")
         return "\n".join(lines)
 
 
 def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
-                broad: int = BROAD_SHAPES, seed_range: bool = True) -> Basin:
+                broad: int = BROAD_SHAPES, picks: dict | None = None,
+                ceiling: float | None = None) -> Basin:
     """Apply ``basin_rule`` to one budget. ``shapes`` is a sequence of ``(label, n_layer,
-    d_model, losses)`` with ``losses`` one final loss per seed (at least ``MIN_SEEDS``,
-    finite); the seeds are summarised by ``verdicts.compare``.
-
-    ``seed_range=False`` is a what-if, not the rule: the band is the floor alone, so a chapter
-    can show how much the seed range decides (an end outside that band need not be clearly
-    apart from the best)."""
+    d_model, losses)`` with ``losses`` one final loss per seed (at least ``MIN_SEEDS``;
+    None for a seed that diverged, which counts as ``ceiling``, the loss of a model that
+    learned nothing, by the evidence library's policy); ``picks`` maps a label to its
+    best-rate pick, where a grid was run."""
     check_int("budget", budget)
     check_number("floor", floor, low=0.0)
     check_int("broad", broad)
@@ -155,19 +173,17 @@ def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
     if len({s[1] for s in shapes}) != len(shapes):
         raise ValueError(f"budget {budget}: one shape per depth, got depths "
                          f"{[s[1] for s in shapes]}")
-    summaries = compare({label: list(losses) for label, _, _, losses in shapes},
-                        metric="validation loss").arms
-    best = min(a.mean for a in summaries)
-    width = max(floor * best, max(a.spread for a in summaries) if seed_range else 0.0)
-    out = tuple(BasinShape(label, n_layer, d_model, a, a.mean - best, a.mean - best <= width)
-                for (label, n_layer, d_model, _), a in zip(shapes, summaries))
-    return Basin(budget, out, floor, width, broad)
-
-
-def _mean_or_inf(values) -> float:
-    """The mean of a shape's per-seed losses; infinite when a seed has none (it diverged)."""
-    values = [math.inf if v is None else float(v) for v in values]
-    return sum(values) / len(values) if all(math.isfinite(v) for v in values) else math.inf
+    arms = [summarise(label, list(losses), ceiling=ceiling)
+            for label, _, _, losses in shapes]
+    best = min(arms, key=lambda a: a.mean)
+    margin = floor * best.mean
+    out = []
+    for (label, n_layer, d_model, _), a in zip(shapes, arms):
+        d = compare(a, best, margin=margin) if a is not best else None
+        inside = d is None or not (d.clear and d.better == best.name)
+        out.append(BasinShape(label, n_layer, d_model, a, a.mean - best.mean, inside,
+                              (picks or {}).get(label)))
+    return Basin(budget, tuple(out), floor, margin, broad)
 
 
 def _arms_by_shape(record, metric: str) -> dict[tuple[int, int], list[tuple]]:
@@ -188,15 +204,23 @@ def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, B
     (such as ``budget_basin``), from each seed's final ``metric``.
 
     A shape trained at several rates (a record combined with the one that adds rates,
-    ``records.combine_records``) is scored at the rate with the lowest mean loss over seeds
-    (a rate where a seed diverged ranks last; ties go to the arm listed first): every shape at
-    its best rate of the grid, never at one rate chosen for another (EXPERIMENTS.md §3).
-    ``best_rates`` says which rate won for each shape."""
+    ``records.combine_records``) is scored at its best rate (``evidence.best_rate``), and the
+    budget is testable only when that rate is bracketed: every shape at its best rate of the
+    grid, never at one rate chosen for another (EXPERIMENTS.md §3)."""
     by_budget: dict[int, list] = {}
+    picks: dict[int, dict] = {}
+    ceiling = None
     for (budget, n_layer), arms in _arms_by_shape(record, metric).items():
-        name, d_model, losses, _ = min(arms, key=lambda a: _mean_or_inf(a[2]))   # stable
+        if any(v is None for a in arms for v in a[2]):      # a seed diverged: it learned
+            ceiling = loss_ceiling(record, arms[0][0])      # nothing, ln V
+        grid = {lr: a[2] for a in arms for lr in [a[3]]}
+        pick = best_rate(grid, ceiling=ceiling) if len(arms) > 1 else None
+        name, d_model, losses, _ = next(a for a in arms if pick is None or a[3] == pick.best)
         by_budget.setdefault(budget, []).append((name, n_layer, d_model, losses))
-    return {P: judge_basin(P, shapes, **rule) for P, shapes in sorted(by_budget.items())}
+        if pick is not None:
+            picks.setdefault(budget, {})[name] = pick
+    return {P: judge_basin(P, shapes, picks=picks.get(P), ceiling=ceiling, **rule)
+            for P, shapes in sorted(by_budget.items())}
 
 
 def best_rates(record, basins: dict[int, Basin], metric: str = "eval_loss") -> dict:
@@ -209,16 +233,18 @@ def best_rates(record, basins: dict[int, Basin], metric: str = "eval_loss") -> d
             for P, b in basins.items() for shape in b.shapes}
 
 
+def _mean_or_inf(values) -> float:
+    """The mean of a shape's per-seed losses; infinite when a seed has none (it diverged)."""
+    values = [math.inf if v is None else float(v) for v in values]
+    return sum(values) / len(values) if all(math.isfinite(v) for v in values) else math.inf
+
+
 def basin_claim_word(basins) -> str:
-    """The claims page's word for C14 (``basin_rule``): reproduced when every budget shows
-    the claim's shape, with caveats when some do, not reproduced at this scale otherwise."""
+    """The word for C14 (``basin_rule``): the budgets' words combined."""
     basins = list(basins.values()) if isinstance(basins, dict) else list(basins)
     if not basins:
         raise ValueError("basins must hold at least one budget's Basin")
-    shown = sum(b.claim_shape for b in basins)
-    if shown == len(basins):
-        return REPRODUCED
-    return WITH_CAVEATS if shown else NOT_REPRODUCED
+    return combine([b.word for b in basins])
 
 
 # -- the ends over training (C14: does the regime change with more tokens?) -------------------
@@ -228,12 +254,11 @@ CLOSING, WIDENING, STEADY = "closing", "widening", "no clear change"
 
 def gap_trend_rule() -> str:
     """The rule ``end_gap_trend`` applies, as a sentence for the page."""
-    return ("For each budget: the gap is the deepest shape's mean validation loss (over seeds) "
-            "minus the shallowest shape's, at each evaluation step. The gap is closing when "
-            "its value at the last evaluation is below its value at the middle evaluation by "
-            "more than the larger of the two shapes' min-max seed ranges of the final loss, "
-            "widening when it is above by more than that, and shows no clear change "
-            "otherwise.")
+    return ("For each budget: the gap is the deepest shape's mean validation loss minus the "
+            "shallowest shape's, at each evaluation. Each seed's change from the middle "
+            "evaluation to the last is compared between the two shapes by the evidence "
+            "library's rule: the gap is closing when the deepest shape's loss falls clearly "
+            "more, widening when the shallowest's does, and shows no clear change otherwise.")
 
 
 @dataclass(frozen=True)
@@ -243,7 +268,6 @@ class GapTrend:
     budget: int
     steps: tuple[int, ...]
     gaps: tuple[float, ...]   # mean(deepest) - mean(shallowest) at each step
-    margin: float             # the larger min-max seed range of the two ends' final losses
     word: str                 # CLOSING, WIDENING or STEADY
 
     @property
@@ -257,32 +281,34 @@ class GapTrend:
         return self.gaps[-1] - self.gaps[self.middle]
 
 
-def gap_trend(change: float, margin: float) -> str:
-    """``gap_trend_rule``'s word for a gap that moved by ``change`` (last - middle)."""
-    check_number("margin", margin, low=0.0)
-    if -change > margin:
-        return CLOSING
-    return WIDENING if change > margin else STEADY
+def gap_trend(deep_changes, shallow_changes) -> str:
+    """``gap_trend_rule``'s word from each seed's change (last - middle evaluation) of the
+    deepest and of the shallowest shape."""
+    d = compare(("deepest", list(deep_changes)), ("shallowest", list(shallow_changes)))
+    if not d.clear:
+        return STEADY
+    return CLOSING if d.better == "deepest" else WIDENING
 
 
 def end_gap_trend(record, basin: Basin, metric: str = "eval_loss") -> GapTrend:
     """The gap between ``basin``'s deepest and shallowest shape in ``record`` at each
     evaluation of ``metric`` (mean over seeds), and its trend by ``gap_trend_rule``."""
-    curves = {}
+    curves, changes = {}, {}
     for end in (basin.shallow, basin.deep):
         steps, values = record.curves(end.label, metric)
         if any(s != steps[0] for s in steps) or len(steps[0]) < 3:
             raise ValueError(f"{end.label}: the seeds' {metric} curves need the same "
                              f"evaluation steps, at least 3 of them")
+        mid = len(steps[0]) // 2
+        changes[end.label] = [v[-1] - v[mid] for v in values]
         curves[end.label] = (tuple(steps[0]), [sum(v) / len(v) for v in zip(*values)])
     (s_steps, shallow), (d_steps, deep) = curves[basin.shallow.label], curves[basin.deep.label]
     if s_steps != d_steps:
         raise ValueError(f"{basin.shallow.label} and {basin.deep.label} were evaluated at "
                          f"different steps")
     gaps = tuple(d - s for d, s in zip(deep, shallow))
-    margin = max(basin.shallow.summary.spread, basin.deep.summary.spread)
-    change = gaps[-1] - gaps[len(gaps) // 2]
-    return GapTrend(basin.budget, s_steps, gaps, margin, gap_trend(change, margin))
+    return GapTrend(basin.budget, s_steps, gaps,
+                    gap_trend(changes[basin.deep.label], changes[basin.shallow.label]))
 
 
 def kaplan_contrast(basins: dict) -> str:
@@ -324,8 +350,9 @@ def aspect_rule(centre: float = ASPECT_CENTRE, factor: float = ASPECT_FACTOR,
             f"to {centre * factor:g}). Larger models drift higher: the median d/L of the "
             f"shapes with at least {split:,.0f} non-embedding parameters (12·L·d²) exceeds "
             f"the median of those below. Reproduced when both hold and no family runs the "
-            f"other way (its largest model at a lower d/L than its smallest); reproduced with "
-            f"caveats when both hold but a family does; not reproduced otherwise.")
+            f"other way (its largest model at a lower d/L than its smallest); reproduced in "
+            f"part when only one part holds, or a family runs the other way; not shown "
+            f"otherwise.")
 
 
 def families_against_drift(shapes=PUBLISHED_SHAPES) -> list[str]:
@@ -351,6 +378,6 @@ def aspect_claim_word(shapes=PUBLISHED_SHAPES, *, centre: float = ASPECT_CENTRE,
         raise ValueError(f"shapes need models on both sides of split={split:g} parameters, "
                          f"got {len(small)} below and {len(large)} above")
     around = centre / factor <= median(small + large) <= centre * factor
-    if not (around and median(large) > median(small)):
-        return NOT_REPRODUCED
-    return WITH_CAVEATS if families_against_drift(shapes) else REPRODUCED
+    drift = median(large) > median(small) and not families_against_drift(shapes)
+    return combine([REPRODUCED if around else NOT_SHOWN,
+                    REPRODUCED if drift else NOT_SHOWN])

@@ -9,20 +9,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from depthnotes.measure.redundancy import MANY_FRACTION, REMOVABLE_REL, removable_count
-from depthnotes.verdicts.compare import INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, WITH_CAVEATS
+from depthnotes.verdicts.evidence import (MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
+                                          combine, compare)
 
 
 def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
     """The rule ``judge_redundancy`` applies, as a sentence for the page."""
-    return (f"Consecutive updates are similar because of training when every trained model's "
-            f"mean cosine over the block pairs after block 1 exceeds the highest untrained "
-            f"model's by more than the untrained models' min-max range. Many blocks can go "
-            f"when, in every trained model, the last n blocks can be removed with the loss "
-            f"within {rel:.0%} of the full loss for at least {many:.0%} of the blocks. Both "
-            f"must hold for the claim (then: reproduced with caveats); otherwise not "
-            f"reproduced at this scale. A verdict needs the measures of at least {MIN_SEEDS} "
-            f"trained models (seeds); from fewer the word is inconclusive, whatever the "
-            f"measures show.")
+    return (f"Two parts, a word each. Similar updates: the trained models' mean cosine between "
+            f"consecutive updates (block pairs after block 1) is clearly above the untrained "
+            f"models' (the evidence library's rule). Many blocks can go: in every trained "
+            f"model the last n blocks can be removed with the loss within {rel:.0%} of the "
+            f"full loss for at least {many:.0%} of the blocks. Each part needs the measures "
+            f"of at least {MIN_SEEDS} trained models; from fewer it is not testable.")
 
 
 @dataclass(frozen=True)
@@ -45,8 +43,13 @@ class RedundancyCheck:
 
     @property
     def aligned(self) -> bool:
-        """Every trained cosine is above every untrained one by more than their range."""
-        return min(self.trained_cos) - max(self.untrained_cos) > self.untrained_range
+        """The trained models' cosines are clearly above the untrained ones' (the evidence
+        library's rule; needs ``MIN_SEEDS`` of each)."""
+        if self.models < MIN_SEEDS or len(self.untrained_cos) < MIN_SEEDS:
+            return False
+        d = compare(("trained", self.trained_cos), ("untrained", self.untrained_cos),
+                    better="higher")
+        return d.clear and d.better == "trained"
 
     @property
     def many(self) -> bool:
@@ -54,11 +57,21 @@ class RedundancyCheck:
         return min(self.removable) >= MANY_FRACTION * self.n_layer
 
     @property
-    def word(self) -> str:
-        """``inconclusive`` below ``MIN_SEEDS`` trained models, else the claim's word."""
+    def similar_word(self) -> str:
+        if self.models < MIN_SEEDS or len(self.untrained_cos) < MIN_SEEDS:
+            return NOT_TESTABLE
+        return REPRODUCED if self.aligned else NOT_SHOWN
+
+    @property
+    def removable_word(self) -> str:
         if self.models < MIN_SEEDS:
-            return INCONCLUSIVE
-        return WITH_CAVEATS if self.aligned and self.many else NOT_REPRODUCED
+            return NOT_TESTABLE
+        return REPRODUCED if self.many else NOT_SHOWN
+
+    @property
+    def word(self) -> str:
+        """The two parts' words combined (``evidence.combine``)."""
+        return combine([self.similar_word, self.removable_word])
 
 
 def later_mean_cosine(cosines) -> float:
@@ -74,7 +87,7 @@ def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> Redunda
     """Apply ``redundancy_rule``. ``trained_cosines`` holds ``update_cosines`` of each trained
     model (one array per seed), ``drop_losses`` each one's ``drop_last_losses`` (same order),
     ``untrained_cosines`` one ``update_cosines`` array per untrained model of the same shape
-    (at least 2). Fewer than ``MIN_SEEDS`` trained models give ``inconclusive``."""
+    (at least 2). Fewer than ``MIN_SEEDS`` models make a part not testable."""
     if len(trained_cosines) < 1 or len(trained_cosines) != len(drop_losses):
         raise ValueError(f"need one drop_losses per trained model, got {len(trained_cosines)} "
                          f"trained_cosines and {len(drop_losses)} drop_losses")

@@ -10,8 +10,32 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, memory_resident,
-                                      paired_ratios, versus_spread)
+                                      paired_ratios)
+from depthnotes.core.checks import check_number
 from depthnotes.core.config import ModelConfig
+from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, REPRODUCED, against
+
+
+def versus_spread(values: Timing, threshold: float) -> str:
+    """Round-by-round timings (or their ratios) against a fixed ``threshold``:
+    ``"above"``, ``"below"`` or ``"within noise"`` by the evidence library's rule
+    (``evidence.against``: every round past it, or the mean past it by 3 standard errors)."""
+    check_number("threshold", threshold)
+    return against(values.samples, threshold)
+
+
+#: ``versus_one``'s margin: a ratio counts as different from 1 only when its mean is more than
+#: this fraction away from it (a smaller difference is within what one setting's noise and
+#: the order of the settings in a round can produce).
+RATIO_MARGIN = 0.05
+
+
+def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
+    """Whether round-by-round ratios (``paired_ratios``) differ from 1 by more than
+    ``margin`` (``evidence.against`` with that margin): ``"above"``, ``"below"`` or
+    ``"within noise"``."""
+    check_number("margin", margin, low=0.0)
+    return against(ratios.samples, 1.0, margin=margin)
 
 
 #: C17's rule (``c17_verdict``). The claim is made for the shapes chapter 6 trains, whose
@@ -55,12 +79,12 @@ def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
     """Claim C17's verdict and its reason, by one rule (the constants above), every comparison
     judged round by round with ``versus_spread``:
 
-    * "not reproduced at this scale" if any family's deepest shape is not slower than its
-      shallowest in every round, or any family not wholly memory-bound is not more than
-      ``C17_MIN_RATIO`` times slower in every round;
-    * "reproduced with caveats" if a memory-bound family is not more than ``C17_MIN_RATIO``
-      times slower in every round, or its exponent is below ``C17_CAVEAT_FACTOR`` times the
-      smallest exponent of the other families (depth still costs, but far less);
+    * "not shown here" if any family's deepest shape is not clearly slower than its
+      shallowest, or any family not wholly memory-bound is not clearly more than
+      ``C17_MIN_RATIO`` times slower;
+    * "reproduced in part" if a memory-bound family is not clearly more than ``C17_MIN_RATIO``
+      times slower, or its exponent is below ``C17_CAVEAT_FACTOR`` times the smallest
+      exponent of the other families (depth still costs, but far less): the part named;
     * "reproduced" otherwise."""
     if not families:
         raise ValueError("c17_verdict needs at least one family")
@@ -69,25 +93,24 @@ def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
         return (f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x over the "
                 f"rounds")
 
-    failing = [f"{ends(f)}, not slower in every round" for f in families
+    failing = [f"{ends(f)}, not clearly slower" for f in families
                if versus_spread(f.ratio, 1.0) != "above"]
-    failing += [f"{ends(f)}, not above {C17_MIN_RATIO:g}x in every round" for f in families
+    failing += [f"{ends(f)}, not clearly above {C17_MIN_RATIO:g}x" for f in families
                 if not f.memory_bound and versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
     if failing:
-        return "not reproduced at this scale", "; ".join(failing)
+        return NOT_SHOWN, "; ".join(failing)
     cached = [f.exponent for f in families if not f.memory_bound]
     caveats = []
     for f in (f for f in families if f.memory_bound):
         if versus_spread(f.ratio, C17_MIN_RATIO) != "above":
-            caveats.append(f"memory-bound {ends(f)}, not above {C17_MIN_RATIO:g}x in every "
-                           f"round")
+            caveats.append(f"memory-bound {ends(f)}, not clearly above {C17_MIN_RATIO:g}x")
         if cached and f.exponent < C17_CAVEAT_FACTOR * min(cached):
             caveats.append(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
                            f"under {C17_CAVEAT_FACTOR:g} x the cache-resident "
                            f"L^{min(cached):.2f}")
     if caveats:
-        return "reproduced with caveats", "; ".join(caveats)
-    return "reproduced", f"every family above {C17_MIN_RATIO:g}x in every round"
+        return IN_PART, "; ".join(caveats)
+    return REPRODUCED, f"every family clearly above {C17_MIN_RATIO:g}x"
 
 
 # -- chapter 6's shapes -------------------------------------------------------------------

@@ -3,13 +3,13 @@ across depth), X3 (LayerNorm Scaling).
 
 Each rule is stated in the chapter before its result; this module is that rule in code, so the
 sentence, the assertion and the claims page's word all come from the same numbers. Every
-comparison between two arms is ``verdicts.compare`` (a gap counts only when it exceeds the
-larger of the two arms' min-max ranges over seeds); this module decides which comparisons a
-claim rests on and how they combine into a word of ``verdicts.CLAIM_WORDS``.
+comparison between two arms is the evidence library's (``verdicts.evidence``: a difference is
+clear when the seeds are separated and the gap exceeds the claim's margin); this module
+decides which comparisons a claim rests on, and the library combines their words.
 
-How a run that diverged counts (decided before any record was read): its loss is its first
-training loss (it ended no better than it began; as chapter 4), and the removal cost of each of
-its blocks is 0 (a model that did not train has no block that helps).
+How a run that diverged counts: the evidence library's policy. Its loss is the ceiling ln V
+(it learned nothing) and it ranks below every run that trained; its removal cost, undefined,
+counts as the lowest any run of the comparison reached.
 """
 
 from __future__ import annotations
@@ -17,23 +17,27 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from depthnotes.verdicts.compare import (NOT_REPRODUCED, REPRODUCED, WITH_CAVEATS, Comparison,
-                                         compare)
+from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
+from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, Arm, Ranking, best_rate, combine,
+                                          compare, compare_many, summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
-def run_loss(final: dict) -> float:
-    """A run's final validation loss, or its first training loss if it diverged or has no
-    finite validation loss."""
+def run_loss(final: dict) -> float | None:
+    """A run's final validation loss; None if it diverged or has no finite validation loss
+    (the evidence library counts it at the ceiling)."""
     loss = final.get("eval_loss")
     if final.get("diverged") or loss is None or not math.isfinite(loss):
-        return float(final["initial_loss"])
+        return None
     return float(loss)
 
 
-def arm_losses(record, arm: str) -> list[float]:
-    """``run_loss`` of each seed of ``arm``, in seed order."""
-    return [run_loss(record.run(arm, s)["final"]) for s in record.seeds]
+def arm_losses(record, arm: str) -> Arm:
+    """``run_loss`` of each seed of ``arm``, in seed order, as an evidence ``Arm`` (a
+    diverged seed at the ceiling ln V)."""
+    return summarise(arm, [run_loss(record.run(arm, s)["final"]) for s in record.seeds],
+                     ceiling=loss_ceiling(record, arm))
 
 
 # -- X1: one block looped n times vs n distinct blocks vs one block once --------------------
@@ -47,12 +51,12 @@ class LoopCell:
     looped: str                 # arm names (the looped one in the looped record,
     distinct: str               # the others in the sweep's record)
     once: str
-    vs_once: Comparison         # accuracy, higher is better
-    vs_distinct: Comparison
+    vs_once: Ranking         # accuracy, higher is better
+    vs_distinct: Ranking
 
     @property
     def beats_once(self) -> bool:
-        return self.vs_once.clear and self.vs_once.best == self.looped
+        return word_for(self.vs_once, self.looped) == REPRODUCED
 
     @property
     def matches_distinct(self) -> bool:
@@ -69,9 +73,17 @@ class LoopCell:
         the same rule). Where they do not, the looped block has nothing to stand in for, and
         the cell can pass only if looping beats both."""
         seeds = {a.name: a.values for a in (*self.vs_once.arms, *self.vs_distinct.arms)}
-        ref = compare({self.distinct: seeds[self.distinct], self.once: seeds[self.once]},
-                      metric=self.vs_once.metric, better="higher")
-        return ref.clear and ref.best == self.distinct
+        ref = compare((self.distinct, seeds[self.distinct]), (self.once, seeds[self.once]),
+                      better="higher")
+        return word_for(ref, self.distinct) == REPRODUCED
+
+    @property
+    def word(self) -> str:
+        """This cell's word: reproduced when it passes, contradicted when the looped block
+        is clearly worse than one block once, else not shown."""
+        if self.passes:
+            return REPRODUCED
+        return CONTRADICTED if word_for(self.vs_once, self.once) == REPRODUCED else NOT_SHOWN
 
 
 def one_block_best(looped, sweep, k: int) -> str:
@@ -131,25 +143,18 @@ def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
             what = f"{k}-hop accuracy"
             cells.append(LoopCell(
                 n, k, arm, distinct, once,
-                compare({arm: acc[arm], once: ref[once]}, metric=what, better="higher"),
-                compare({arm: acc[arm], distinct: ref[distinct]}, metric=what,
-                        better="higher")))
+                compare_many({arm: acc[arm], once: ref[once]}, metric=what, better="higher"),
+                compare_many({arm: acc[arm], distinct: ref[distinct]}, metric=what,
+                             better="higher")))
     return cells
 
 
 def loop_word(cells: list[LoopCell]) -> str:
-    """X1's word: ``reproduced`` when every cell passes (the looped block clearly beats one
-    block once and is not clearly worse than the distinct blocks); ``reproduced with
-    caveats`` when every cell at the largest loop count passes; else ``not reproduced at this
-    scale``."""
+    """X1's word: the cells' words combined (``LoopCell.word``; a cell passes when the looped
+    block clearly beats one block once and is not clearly worse than the distinct blocks)."""
     if not cells:
         raise ValueError("loop_word needs at least one (n, k) cell")
-    if all(c.passes for c in cells):
-        return REPRODUCED
-    most = max(c.loops for c in cells)
-    if all(c.passes for c in cells if c.loops == most):
-        return WITH_CAVEATS
-    return NOT_REPRODUCED
+    return combine([c.word for c in cells])
 
 
 # -- X2: does the best learning rate move with depth? ---------------------------------------
@@ -160,9 +165,10 @@ class DepthOptimum:
 
     rule: str
     n_layer: int
-    losses: dict                # {lr: [loss of each seed]}
+    losses: dict                # {lr: [loss of each seed]} (a diverged seed at the ceiling)
     best: float                 # the rate with the lowest mean loss
     moved: bool                 # False at the shallowest depth
+    pick: object = None         # evidence.RatePick: is the best rate bracketed?
 
 
 def lr_optima(record) -> dict[str, list[DepthOptimum]]:
@@ -172,8 +178,8 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
     The rule (stated in the chapter before the result): with r0 the best rate at the
     shallowest depth, the optimum at a deeper depth *moved* when every rate of the grid
     within one grid step of r0 (r0 and its neighbours) is clearly worse than that depth's
-    best rate (``verdicts.compare``); otherwise it *stays put*: the seed spread decides a
-    near-tie in favour of staying put.
+    best rate (the evidence library's rule); otherwise it *stays put*: the seed spread
+    decides a near-tie in favour of staying put.
     """
     table: dict[str, dict[int, dict[float, list[float]]]] = {}
     for arm in record.arms:
@@ -184,17 +190,20 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
     for rule, by_depth in table.items():
         rows = []
         for L in sorted(by_depth):
-            losses = dict(sorted(by_depth[L].items()))
-            best = min(losses, key=lambda lr: sum(losses[lr]) / len(losses[lr]))
-            moved = bool(rows) and _moved(losses, best, rows[0])
-            rows.append(DepthOptimum(rule, L, losses, best, moved))
+            arms = dict(sorted(by_depth[L].items()))            # {lr: Arm}
+            pick = best_rate({lr: a.values for lr, a in arms.items()})
+            best = pick.best
+            moved = bool(rows) and _moved(arms, best, rows[0])
+            rows.append(DepthOptimum(rule, L, {lr: list(a.values) for lr, a in arms.items()},
+                                     best, moved, pick))
         out[rule] = rows
     return out
 
 
 def _moved(losses: dict, best: float, shallow: DepthOptimum) -> bool:
-    """The rule of ``lr_optima``; "one grid step" is read on the shallowest depth's grid (a
-    deeper depth may have been run on part of it; a neighbour it lacks is left out)."""
+    """The rule of ``lr_optima`` (``losses``: ``{lr: Arm}`` at the deeper depth); "one grid
+    step" is read on the shallowest depth's grid (a deeper depth may have been run on part of
+    it; a neighbour it lacks is left out)."""
     grid = list(shallow.losses)
     i0 = grid.index(shallow.best)
     near = [lr for lr in grid[max(0, i0 - 1): i0 + 2] if lr in losses]   # r0, neighbours
@@ -203,7 +212,7 @@ def _moved(losses: dict, best: float, shallow: DepthOptimum) -> bool:
     if not near:
         raise ValueError(f"L = {shallow.n_layer}'s best rate {shallow.best:g} and its "
                          f"neighbours were not run at the deeper depth (rates {list(losses)})")
-    return all(compare({best: losses[best], lr: losses[lr]}).clear for lr in near)
+    return all(compare(losses[best], losses[lr]).clear for lr in near)
 
 
 def at_grid_edge(optimum: DepthOptimum) -> bool:
@@ -213,57 +222,54 @@ def at_grid_edge(optimum: DepthOptimum) -> bool:
 
 
 def transfer_word(optima: dict[str, list[DepthOptimum]], standard: str = "standard") -> str:
-    """X2's word: ``reproduced`` when the standard parameterisation's optimum moves at some
-    depth and every scaled rule's stays put at every depth; ``reproduced with caveats`` when
-    the standard's moves and at least one scaled rule's stays put; ``not reproduced at this
-    scale`` otherwise (in particular when the standard's optimum does not move either: then
-    this experiment cannot show that a rule is needed)."""
+    """X2's word. Not testable when some rule's best rate at the shallowest depth sits at an
+    edge of the grid (its neighbours are one-sided), or when the standard parameterisation's
+    optimum does not move (no positive control: the experiment cannot show that a rule is
+    needed). Otherwise a word per scaled rule (reproduced when its optimum stays put at every
+    depth, not shown when it moves), combined."""
     if standard not in optima:
         raise KeyError(f"no rule {standard!r}; the rules are {sorted(optima)}")
-    std_moves = any(o.moved for o in optima[standard])
-    stays = [not any(o.moved for o in rows) for rule, rows in optima.items()
-             if rule != standard]
-    if std_moves and stays and all(stays):
-        return REPRODUCED
-    if std_moves and any(stays):
-        return WITH_CAVEATS
-    return NOT_REPRODUCED
+    if any(not rows[0].pick.judgeable for rows in optima.values()):
+        return NOT_TESTABLE
+    if not any(o.moved for o in optima[standard]):
+        return NOT_TESTABLE
+    return combine([NOT_SHOWN if any(o.moved for o in rows) else REPRODUCED
+                    for rule, rows in optima.items() if rule != standard])
 
 
 # -- X3: LayerNorm Scaling -----------------------------------------------------------------
-def deep_half_cost(record, arm: str) -> list[float]:
+def deep_half_cost(record, arm: str) -> list[float | None]:
     """Per seed: the mean loss rise when one block of the deeper half of the stack (blocks
-    L/2 + 1 .. L) is removed; 0 for a run that diverged."""
+    L/2 + 1 .. L) is removed; None for a run that diverged."""
     out = []
     for s in record.seeds:
         final = record.run(arm, s)["final"]
         cost = final["layer_removal_cost"]
         half = cost[len(cost) // 2:]
         bad = final.get("diverged") or any(c is None or not math.isfinite(c) for c in half)
-        out.append(0.0 if bad else sum(half) / len(half))
+        out.append(None if bad else sum(half) / len(half))
     return out
 
 
 @dataclass(frozen=True)
 class LnScalingVerdict:
-    loss: Comparison            # validation loss, lower is better
-    deep: Comparison            # deep-half removal cost, higher is better
+    loss: Ranking               # validation loss, lower is better
+    deep: Ranking               # deep-half removal cost, higher is better
     scaled: str                 # the LayerNorm Scaling arm
-    word: str
+    word: str                   # the two parts combined
+    loss_word: str
+    deep_word: str
 
 
 def ln_scaling_verdict(record, scaled: str, plain: str) -> LnScalingVerdict:
-    """X3's word: ``reproduced`` when, with LayerNorm Scaling, the deeper half's blocks are
-    clearly more useful (higher removal cost) AND the validation loss is clearly lower;
-    ``reproduced with caveats`` when one of the two is clearly in its favour and the other
-    within noise; ``not reproduced at this scale`` otherwise."""
-    loss = compare({scaled: arm_losses(record, scaled), plain: arm_losses(record, plain)},
-                   metric="validation loss", better="lower")
-    deep = compare({scaled: deep_half_cost(record, scaled),
-                    plain: deep_half_cost(record, plain)},
-                   metric="deep-half removal cost", better="higher")
-    wins = [c.clear and c.best == scaled for c in (loss, deep)]
-    losses = [c.clear and c.best != scaled for c in (loss, deep)]
-    word = REPRODUCED if all(wins) else \
-        WITH_CAVEATS if any(wins) and not any(losses) else NOT_REPRODUCED
-    return LnScalingVerdict(loss, deep, scaled, word)
+    """X3 in two parts, a word each: with LayerNorm Scaling the deeper half's blocks are
+    clearly more useful (higher removal cost), and the validation loss is clearly lower."""
+    loss = compare_many({scaled: arm_losses(record, scaled), plain: arm_losses(record, plain)},
+                        metric="validation loss", margin=LOSS_MARGIN)
+    costs = {a: deep_half_cost(record, a) for a in (scaled, plain)}
+    finite = [v for vals in costs.values() for v in vals if v is not None]
+    deep = compare_many(costs, metric="deep-half removal cost", better="higher",
+                        ceiling=min(finite) if len(finite) < 2 * len(record.seeds) else None)
+    loss_word, deep_word = word_for(loss, scaled), word_for(deep, scaled)
+    return LnScalingVerdict(loss, deep, scaled, combine([deep_word, loss_word]), loss_word,
+                            deep_word)

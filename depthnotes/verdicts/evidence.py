@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 from depthnotes.core.checks import check_choice, check_number
@@ -58,6 +58,8 @@ MIN_SEEDS = 3
 #: Welch standard errors a gap must exceed when the arms overlap (module docstring).
 T_RATIO = 3.0
 CLEAR, WITHIN_NOISE = "clear", "within noise"
+#: A fitted log-log exponent (a quantity against depth) this close to zero counts as flat.
+FLAT_EXPONENT = 0.15
 BETTER = ("lower", "higher")
 
 #: The outcome words, from the claim holding to the claim not being put to the test.
@@ -119,6 +121,11 @@ class Arm:
     @property
     def high(self) -> float:
         return max(self.values)
+
+    @property
+    def spread(self) -> float:
+        """The min–max range over seeds (shown beside the mean; the rule does not use it)."""
+        return self.high - self.low
 
     def _rank_keys(self) -> list[tuple[int, float]]:
         """Each seed as (diverged, value signed so that smaller is better): a diverged seed is
@@ -240,35 +247,124 @@ def compare(a, b, *, better: str = "lower", margin: float = 0.0,
                       CLEAR if clear else WITHIN_NOISE)
 
 
+ABOVE, BELOW = "above", "below"
+
+
+def against(values: Sequence[float], reference: float, *, margin: float = 0.0) -> str:
+    """One set of measurements against a fixed ``reference`` (e.g. round-by-round timing
+    ratios against 1), by the comparison rule with the reference as an arm with no spread:
+    ``"above"`` when the mean exceeds ``reference`` by more than ``margin`` and either every
+    value is above it or the gap exceeds ``T_RATIO`` standard errors; ``"below"`` the same
+    way down; else ``"within noise"``."""
+    check_number("reference", reference)
+    check_number("margin", margin, low=0.0)
+    vals = [float(v) for v in values]
+    if len(vals) < MIN_SEEDS:
+        raise ValueError(f"against needs at least {MIN_SEEDS} measurements, got {len(vals)}")
+    for v in vals:
+        check_number("value", v)
+    m = sum(vals) / len(vals)
+    sd = math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
+    se = sd / math.sqrt(len(vals))
+    gap = m - reference
+    strong = math.inf if se == 0 and gap != 0 else (0.0 if se == 0 else abs(gap) / se)
+    if gap > margin and (min(vals) > reference or strong > T_RATIO):
+        return ABOVE
+    if -gap > margin and (max(vals) < reference or strong > T_RATIO):
+        return BELOW
+    return WITHIN_NOISE
+
+
 @dataclass(frozen=True)
 class Ranking:
-    """``compare_many``'s result: the arm with the best mean, whether it is clearly apart from
-    every other arm, and every pairwise ``Difference``."""
+    """``compare_many``'s result: the arms, the one with the best mean, whether it is clearly
+    apart from every other arm, and every pairwise ``Difference``."""
 
     arms: tuple[Arm, ...]
     best: str
     clear: bool
     differences: tuple[Difference, ...]
+    metric: str = "the metric"
+    margin: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        return CLEAR if self.clear else WITHIN_NOISE
+
+    def arm(self, name: str) -> Arm:
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise KeyError(f"no arm {name!r}; the arms are {[a.name for a in self.arms]}")
 
     def between(self, a: str, b: str) -> Difference:
+        """The difference ``a`` against ``b`` (gap = mean(a) − mean(b)), in either order."""
         for d in self.differences:
-            if {d.a.name, d.b.name} == {a, b}:
+            if (d.a.name, d.b.name) == (a, b):
                 return d
+            if (d.a.name, d.b.name) == (b, a):
+                return Difference(d.b, d.a, d.better, -d.gap, d.margin, d.overlap,
+                                  d.welch_ratio, d.verdict)
         raise KeyError(f"no arms {a!r} and {b!r}; the arms are {[x.name for x in self.arms]}")
 
+    def table(self, digits: int = 3) -> str:
+        """Each arm's mean and min–max, then each difference and its verdict, one short line
+        each (rounded to ``digits``)."""
+        f = f".{digits}f"
+        lines = []
+        for a in self.arms:
+            div = f", {len(a.diverged)} diverged" if a.diverged else ""
+            lines.append(f"{a.name}: mean {a.mean:{f}}, seeds {a.low:{f}} to {a.high:{f}}"
+                         f" (n = {a.n}{div})")
+        for d in self.differences:
+            lines.append(f"{d.a.name} - {d.b.name}: {d.gap:+{f}} ({d.verdict})")
+        return "\n".join(lines)
 
-def compare_many(results: Mapping[str, Sequence], *, better: str = "lower",
-                 margin: float = 0.0, ceiling: float | None = None) -> Ranking:
-    """Every pair of two or more arms (``{name: per-seed values}``) by the comparison rule."""
+    def summary(self, digits: int = 3) -> str:
+        """One line: the best arm, its gap to the runner-up, and the verdict."""
+        best = self.arm(self.best)
+        runner = min((a for a in self.arms if a.name != self.best),
+                     key=lambda a: abs(a.mean - best.mean))
+        d = self.between(self.best, runner.name)
+        return (f"best {self.metric}: {self.best} ({d.gap:+.{digits}f} against "
+                f"{runner.name}): {d.verdict}")
+
+
+def compare_many(results: Mapping[str, Sequence | Arm], *, metric: str = "the metric",
+                 better: str = "lower", margin: float = 0.0,
+                 ceiling: float | None = None) -> Ranking:
+    """Every pair of two or more arms (``{name: per-seed values or an Arm}``) by the
+    comparison rule; the best arm is clear when it is clearly better than every other."""
     if not isinstance(results, Mapping) or len(results) < 2:
         raise ValueError("results must map two or more arm names to per-seed values")
-    arms = tuple(summarise(str(k), v, better=better, ceiling=ceiling) for k, v in results.items())
+    arms = tuple(replace(_as_arm(v, better, ceiling), name=str(k)) if isinstance(v, Arm) else
+                 summarise(str(k), v, better=better, ceiling=ceiling)
+                 for k, v in results.items())
     diffs = tuple(compare(x, y, better=better, margin=margin) for x, y in combinations(arms, 2))
     sign = 1.0 if better == "lower" else -1.0
     best = min(arms, key=lambda x: sign * x.mean)          # the first one on a tie
     apart = all(d.clear and d.better == best.name for d in diffs
                 if best.name in (d.a.name, d.b.name))
-    return Ranking(arms, best.name, apart, diffs)
+    return Ranking(arms, best.name, apart, diffs, metric, float(margin))
+
+
+def word_for(result: Difference | Ranking, expected: str) -> str:
+    """The outcome word for a comparison whose claim predicts that arm ``expected`` is the
+    better (of a ``Difference``) or the best (of a ``Ranking``): ``REPRODUCED`` when it clearly
+    is, ``CONTRADICTED`` when another arm is clearly better than it, else ``NOT_SHOWN``."""
+    if isinstance(result, Ranking):
+        result.arm(expected)                            # a KeyError for an unknown arm
+        if result.clear and result.best == expected:
+            return REPRODUCED
+        if result.best != expected and result.between(result.best, expected).clear:
+            return CONTRADICTED
+        return NOT_SHOWN
+    if expected not in (result.a.name, result.b.name):
+        raise KeyError(f"no arm {expected!r}; the arms are {result.a.name!r} and "
+                       f"{result.b.name!r}")
+    if not result.clear:
+        return NOT_SHOWN
+    return REPRODUCED if result.better == expected else CONTRADICTED
 
 
 @dataclass(frozen=True)
@@ -362,15 +458,15 @@ def from_bracket(*picks: RatePick) -> tuple[bool, str | None]:
     return False, f"learning-rate grid does not bracket the best rate: {where}"
 
 
-def claim_outcome(parts: Sequence[Outcome]) -> str:
-    """A claim's headline word from its parts. The claims page shows a row per part; this word
-    is only the headline, and it is never simply the worst of several: every part reproduced
-    -> reproduced; some but not all -> reproduced in part; none -> the parts' common word, or
-    else contradicted here if any part is, else not shown here if any part is, else not
-    testable here."""
-    if not parts:
-        raise ValueError("claim_outcome needs at least one part")
-    words = [p.word for p in parts]
+def combine(words: Sequence[str]) -> str:
+    """A claim's headline word from the words of its parts (or of the cases a claim covers:
+    depths, budgets). It is never simply the worst of several: every part reproduced ->
+    reproduced; some but not all -> reproduced in part; none -> the parts' common word, or else
+    contradicted here if any part is, else not shown here if any part is, else not testable
+    here. The claims page shows a row per part beside it."""
+    words = [check_choice("word", w, OUTCOMES) for w in words]
+    if not words:
+        raise ValueError("combine needs at least one word")
     if all(w == REPRODUCED for w in words):
         return REPRODUCED
     if REPRODUCED in words or IN_PART in words:
@@ -381,3 +477,10 @@ def claim_outcome(parts: Sequence[Outcome]) -> str:
         if w in words:
             return w
     return NOT_TESTABLE
+
+
+def claim_outcome(parts: Sequence[Outcome]) -> str:
+    """``combine`` of the parts' words."""
+    if not parts:
+        raise ValueError("claim_outcome needs at least one part")
+    return combine([p.word for p in parts])
