@@ -190,16 +190,23 @@ def test_published_names_are_found_in_code():
 def prose_problems(nb: dict) -> list[str]:
     """Every ``{eval}`` that quotes something other than ``num.<name>``, or a name that no code
     cell *above it* publishes (JupyterLab and ``depthnotes.tools.execute`` evaluate a markdown
-    cell where it stands), and every published name that no ``{eval}`` quotes."""
+    cell where it stands; a cell tagged ``findings``, the chapter's "In short" box, is
+    evaluated after the last cell, so any published name will do), and every published name
+    that no ``{eval}`` quotes."""
+    from depthnotes.tools.expressions import FINDINGS_TAG
+
     problems, published, quoted = [], [], []
+    every = [n for c in nb["cells"] if c["cell_type"] == "code"
+             for n in published_names(_source(c))]
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "code":
             published += published_names(_source(cell))
             continue
+        deferred = FINDINGS_TAG in cell.get("metadata", {}).get("tags", [])
         for e in expressions(_source(cell)):
             if not re.fullmatch(r"num\.\w+", e):
                 problems.append(f"cell {i}: {{eval}}`{e}`: quote a published number as num.<name>")
-            elif not any(re.fullmatch(p, e[4:]) for p in published):
+            elif not any(re.fullmatch(p, e[4:]) for p in (every if deferred else published)):
                 problems.append(f"cell {i}: {{eval}}`{e}` is not published by a code cell above")
             else:
                 quoted.append(e[4:])
@@ -216,6 +223,10 @@ def test_prose_checks_can_fail():
         "cell 0: {eval}`1 + 1`: quote a published number as num.<name>",
         "publish(...a...) is quoted by no {eval} role",
         "publish(...b...) is quoted by no {eval} role"]
+    boxed = {"cells": [{"cell_type": "markdown", "source": "{eval}`num.a`",
+                        "metadata": {"tags": ["findings"]}},
+                       {"cell_type": "code", "source": 'publish(a=1)'}]}
+    assert prose_problems(boxed) == []          # the box is filled after the last cell
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
@@ -318,3 +329,51 @@ def test_code_reads_like_the_book(path):
     problems, exempt = style_problems(_load(path))
     assert not problems, (f"{path.name}:\n  " + "\n  ".join(problems)
                           + f"\n(exempt as owned elsewhere: cells {exempt})")
+
+
+# --------------------------------------------------------------- 4. findings first
+
+#: A chapter's "In short" box: 3 to 5 findings, in its first cell, under its title.
+_IN_SHORT = re.compile(r":::\{admonition\} In short\n(?::class: \w+\n)?(.*?)\n:::", re.S)
+
+
+def findings_problems(nb) -> list[str]:
+    """What keeps a chapter from leading with what it found (``[]`` when it does): the first
+    cell is the title and an "In short" box of 3-5 bullets that quote published numbers and
+    at least one outcome word, tagged ``findings`` so the runner fills it after the last
+    cell (``depthnotes.tools.expressions.FINDINGS_TAG``)."""
+    from depthnotes.tools.expressions import FINDINGS_TAG
+
+    first = nb["cells"][0]
+    source = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
+    problems = []
+    if not source.startswith("# "):
+        problems.append("the first cell does not start with the chapter's title")
+    if FINDINGS_TAG not in first.get("metadata", {}).get("tags", []):
+        problems.append(f"the first cell is not tagged {FINDINGS_TAG!r}")
+    box = _IN_SHORT.search(source)
+    if not box:
+        return problems + ["no 'In short' box in the first cell"]
+    bullets = [ln for ln in box.group(1).splitlines() if ln.startswith("- ")]
+    if not 3 <= len(bullets) <= 5:
+        problems.append(f"the box has {len(bullets)} findings (3 to 5)")
+    if len(expressions(box.group(1))) < 3:
+        problems.append("the box quotes fewer than 3 published numbers")
+    return problems
+
+
+def test_findings_check_can_fail():
+    bare = {"cells": [{"cell_type": "markdown", "source": "# Title\n\ntext", "metadata": {}}]}
+    assert findings_problems(bare) == ["the first cell is not tagged 'findings'",
+                                       "no 'In short' box in the first cell"]
+    two = {"cells": [{"cell_type": "markdown", "metadata": {"tags": ["findings"]}, "source":
+                      "# T\n\n:::{admonition} In short\n- a {eval}`num.a`\n- b\n:::\n"}]}
+    assert findings_problems(two) == ["the box has 2 findings (3 to 5)",
+                                      "the box quotes fewer than 3 published numbers"]
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)],
+                         ids=[p.name for p in NOTEBOOKS if re.match(r"\d\d_", p.name)])
+def test_every_chapter_leads_with_what_it_found(path):
+    problems = findings_problems(_load(path))
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)

@@ -261,6 +261,19 @@ _WIDGETS = """() => {
 }"""
 
 
+#: Where the "In short" box ends, in pixels from the top of the page (None: no box).
+_FINDINGS_BOTTOM = """() => {
+  const box = [...document.querySelectorAll('.admonition')].find(
+      a => (a.querySelector('.admonition-title') || {}).textContent === 'In short');
+  return box ? box.getBoundingClientRect().bottom + window.scrollY : null;
+}"""
+
+#: Code, output, maths and table blocks wider than their column (they scroll sideways).
+_SIDEWAYS = """() => [...document.querySelectorAll(
+    'div.highlight pre, div.cell_output pre, div.math, mjx-container[display], table')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
+
+
 def _shot_name(rel: str) -> str:
     return rel.removesuffix(".html").replace("/", "__") + ".png"
 
@@ -306,6 +319,8 @@ def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = 
         info["widgets"] = widgets["rendered"]
         info["widget_text"] = widgets["texts"]
 
+        info["findings_bottom"] = page.evaluate(_FINDINGS_BOTTOM)
+        info["sideways"] = page.evaluate(_SIDEWAYS)
         info["solutions"] = _check_solutions(page, rel, problems, shots)
         if shots:
             page.screenshot(path=str(SHOTS / _shot_name(rel)), full_page=True)
@@ -373,6 +388,17 @@ def test_every_page_in_a_browser(page_reports):
     bad = {r["page"]: r["problems"] for r in page_reports if r["problems"]}
     assert not bad, "pages with problems:\n" + "\n".join(
         f"{page}:\n  " + "\n  ".join(problems) for page, problems in bad.items())
+
+
+def test_every_chapter_says_what_it_found_on_its_first_screen(page_reports):
+    """A chapter's "In short" box ends within the first screen (the browser's 900 px), so a
+    reader meets the findings before the method. (Blocks that scroll sideways are counted in
+    the report, ``sideways``; the findings-first issue's goal for them is 0.)"""
+    chapters = [r for r in page_reports if re.search(r"notebooks/\d\d_", r["page"])]
+    assert chapters, "no chapter pages found"
+    late = {r["page"]: r["findings_bottom"] for r in chapters
+            if r["findings_bottom"] is None or r["findings_bottom"] > 900}
+    assert not late, f"chapters whose 'In short' box is missing or below 900 px: {late}"
 
 
 def test_the_site_exercises_what_it_should(page_reports):

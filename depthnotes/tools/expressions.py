@@ -11,6 +11,12 @@ in the same kernel, at the same point of the run, exactly as JupyterLab does, an
 results in the same format. The website is built without a kernel and fills the same roles
 from the notebooks' glue records (``depthnotes.tools.sphinx_site``); ``publish`` writes both
 from one formatted string, and ``tests/test_notebooks.py`` checks they agree.
+
+A chapter leads with what it found: its "In short" box, at the top, quotes numbers that the
+chapter computes further down. That markdown cell carries the tag ``FINDINGS_TAG``, and the
+runner evaluates its expressions after the last cell, when every number exists (on the
+website the glue records fill it wherever it sits; in JupyterLab it shows the stored results
+until the chapter has run, and then re-running the box fills it).
 """
 
 from __future__ import annotations
@@ -32,14 +38,34 @@ class ExpressionError(RuntimeError):
     """An inline expression of the prose raised in the kernel."""
 
 
+#: The tag of a markdown cell whose expressions are evaluated after the last cell.
+FINDINGS_TAG = "findings"
+
+
 class ExpressionClient(NotebookClient):
     """nbclient's runner, plus the markdown cells' inline expressions (see the module doc)."""
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None,
                                  store_history=True):
-        if cell.cell_type != "markdown":
-            return await super().async_execute_cell(cell, cell_index, execution_count,
-                                                    store_history)
+        deferred = getattr(self, "_deferred", None)
+        if deferred is None:
+            deferred = self._deferred = []
+        if cell.cell_type == "markdown" and FINDINGS_TAG in cell.metadata.get("tags", []):
+            deferred.append((cell, cell_index))
+            out = cell
+        elif cell.cell_type != "markdown":
+            out = await super().async_execute_cell(cell, cell_index, execution_count,
+                                                   store_history)
+        else:
+            out = await self._evaluate(cell, cell_index)
+        if cell_index == len(self.nb.cells) - 1:           # the last cell: the box's turn
+            for box, index in deferred:
+                await self._evaluate(box, index)
+            deferred.clear()
+        return out
+
+    async def _evaluate(self, cell, cell_index):
+        """Evaluate one markdown cell's expressions in the kernel and store the results."""
         exprs = expressions(cell.source)
         cell.metadata.pop("user_expressions", None)
         if not exprs:
