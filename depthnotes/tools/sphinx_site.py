@@ -16,6 +16,8 @@
    ``depthnotes.page.publish.publish`` glued under ``name`` in the notebook's stored outputs, the
    outputs nbval checks. A page that is not a notebook (the summaries page) may quote a name
    that exactly one notebook publishes. An unknown or ambiguous name is a build error.
+4. **Printed output wraps.** ``site_static/depthnotes-site.css`` makes what a cell prints wrap
+   at the column's edge, so a long verdict line or a table row does not scroll sideways.
 """
 
 from __future__ import annotations
@@ -131,8 +133,14 @@ def _forget_published(app, env, docnames) -> None:
     env._depthnotes_published = None       # re-read the stored outputs on every build
 
 
+def _add_static(app) -> None:
+    app.config.html_static_path.append(str(Path(__file__).parent / "site_static"))
+
+
 def setup(app):
     app.add_role("eval", StoredEvalRole(), override=True)   # after myst-nb's own (inline-only)
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("depthnotes-site.css")
     app.connect("env-before-read-docs", _forget_published)
     app.connect("autodoc-process-docstring", _process_docstring)
     app.connect("html-page-context", _dedupe_scripts, priority=100)   # before any handler returns a template
