@@ -158,7 +158,7 @@ def test_transfer_rule_a_near_tie_stays_put_and_the_words():
     flat = {lr: [2.0, 2.01, 2.02] for lr in GRID}
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)), **_rule("a", flat, flat)})
     optima = dv.lr_optima(rec)
-    assert optima["a"][0].pick.flat and optima["a"][0].pick.at_edge == "low"
+    assert optima["a"][0].pick.flat and optima["a"][0].pick.at_edge == "both"
     assert dv.transfer_word(optima) == REPRODUCED
     with pytest.raises(KeyError, match="no rule 'standard'"):
         dv.transfer_word({"a": optima["a"]})

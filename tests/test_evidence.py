@@ -192,3 +192,15 @@ def test_claim_outcome_without_a_reproduced_part():
 def test_the_rule_text_states_the_constants():
     assert "3 Welch" in RULE and "at least 3 seeds" in RULE and "brackets" in RULE
     assert math.isfinite(compare(("a", [1, 1, 1]), ("b", [1, 1, 1])).welch_ratio)
+
+
+def test_an_interior_best_with_an_edge_rate_in_noise_is_not_bracketed():
+    """The optimum may lie beyond the grid when an edge rate is within noise of the best."""
+    pick = best_rate({1e-3: [2.30, 2.32, 2.34], 2e-3: [2.29, 2.31, 2.33],
+                      4e-3: [2.60, 2.61, 2.62]})
+    assert pick.best == 2e-3 and 1e-3 in pick.tied
+    assert pick.at_edge == "low" and not pick.bracketed and not pick.judgeable
+    ok, why = from_bracket(pick)
+    assert not ok and "low edge" in why
+    one = best_rate({1e-3: [2.3, 2.31, 2.32]})
+    assert one.at_edge == "only" and "one rate only" in from_bracket(one)[1]

@@ -58,12 +58,12 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert found["C2"].verdict == "reproduced in part"           # the pieces combined
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
     table = claims.render_claims_table(root)
-    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 21  # a row each
-    assert "Of 21 rows for 20 claims" in table                    # C8 in two parts
+    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 22  # a row each
+    assert "Of 22 rows for 20 claims" in table                    # C8, C9 in two parts
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
-    assert ("Of 21 rows for 20 claims (a claim in independent parts has a row for each), "
+    assert ("Of 22 rows for 20 claims (a claim in independent parts has a row for each), "
             "**1** reproduced, **1** reproduced in part, **0** contradicted here, **0** not "
-            "shown here, **0** not testable here, and **19** not yet checked") in table
+            "shown here, **0** not testable here, and **20** not yet checked") in table
     assert "(✓) slope 1.00 in L; (◐) slope 2.1 in d" in table       # pieces keep their verdicts
     assert "| ◐ reproduced in part | (✓) slope" in table
 
@@ -166,12 +166,12 @@ def test_a_split_claim_gets_a_row_per_part(tmp_path):
 
 
 def test_the_books_claims_parse():
-    """Every claim C1-C17 (C8 in two parts) and X1-X3 is checked by a chapter, and every claim
-    line follows the format."""
+    """Every claim C1-C17 (C8 and C9 in two parts) and X1-X3 is checked by a chapter, and
+    every claim line follows the format."""
     found = claims.collect_claims(ROOT)
     assert sorted(found, key=list(claims.CLAIMS).index) == (
-        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b"] + [f"C{i}" for i in range(9, 18)]
-        + [f"X{i}" for i in range(1, 4)])
+        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b", "C9a", "C9b"]
+        + [f"C{i}" for i in range(10, 18)] + [f"X{i}" for i in range(1, 4)])
     assert set(found) == set(claims.CLAIMS)
     for cid, r in found.items():
         assert r.verdicts and all(v in claims.VERDICTS for v in r.verdicts), cid

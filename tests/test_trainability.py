@@ -175,15 +175,16 @@ def test_each_family_is_scored_at_its_best_rate():
     assert [r.n_layer for r in out["post"]] == [6, 12]
     # the pick: each best rate is the lower edge of a two-rate grid, so neither brackets it
     for row in (post12, pre12):
-        assert row.pick.rates == (3e-4, 1e-3) and row.pick.best == 3e-4
-        assert (row.pick.at_edge, row.pick.bracketed) == ("low", False)
+        assert row.pick.rates == (3e-4, 1e-3) and row.pick.best == 3e-4 and not row.pick.bracketed
+    assert post12.pick.at_edge == "low"     # the other rate is clearly worse
+    assert pre12.pick.at_edge == "both"     # the other rate is within noise: both edges tie
     # post-norm's other rate is clearly worse: the edge pick is not judgeable
     assert post12.pick.tied == (3e-4,) and not post12.pick.flat and not post12.pick.judgeable
     # pre-norm's other rate overlaps it (2.5 against 2.5, and a spread the diverged seed
     # makes): within noise of the best, so the grid is flat and the pick is judgeable
     assert pre12.pick.tied == (3e-4, 1e-3) and pre12.pick.flat and pre12.pick.judgeable
     one = out["post"][0].pick                                          # one rate: never
-    assert (one.rates, one.at_edge, one.bracketed, one.judgeable) == ((1e-3,), "low", False,
+    assert (one.rates, one.at_edge, one.bracketed, one.judgeable) == ((1e-3,), "only", False,
                                                                       False)
 
 
@@ -191,8 +192,12 @@ def test_best_rate_is_the_bracketed_middle_or_a_flat_grid():
     rows = bracketed({6: OK}, {6: [2.5, 2.6, "div"]})
     out = depth_outcomes(FakeRecord(rows), BASE, MARGIN)
     for row in (out["post"][0], out["pre"][0]):
-        assert row.lr == GRID[1] and row.pick.best == GRID[1]
-        assert row.pick.bracketed and row.pick.at_edge is None and row.pick.judgeable
+        assert row.lr == GRID[1] and row.pick.best == GRID[1] and row.pick.judgeable
+    assert out["post"][0].pick.bracketed and out["post"][0].pick.at_edge is None
+    # pre-norm's diverged seed widens its spread until every rate ties with the best: the
+    # grid is flat (judgeable), but not bracketed, since an edge rate is within noise of it
+    assert out["pre"][0].pick.flat and out["pre"][0].pick.at_edge == "both"
+    for row in (out["post"][0], out["pre"][0]):
         assert [lr for lr, _ in row.rates][0] == GRID[1]
     assert out["post"][0].losses == tuple(OK)
     assert out["pre"][0].losses == (2.5, 2.6, CEILING)
@@ -200,7 +205,7 @@ def test_best_rate_is_the_bracketed_middle_or_a_flat_grid():
     flat = {("post", 6, lr): OK for lr in GRID}
     (row,) = depth_outcomes(FakeRecord(flat), BASE, MARGIN)["post"]
     assert row.pick.flat and row.pick.tied == GRID and row.pick.judgeable
-    assert row.pick.at_edge == "low" and not row.pick.bracketed
+    assert row.pick.at_edge == "both" and not row.pick.bracketed
     # best at the high edge
     edge = {("post", 6, GRID[0]): BAD, ("post", 6, GRID[1]): [2.8, 2.85, 2.9],
             ("post", 6, GRID[2]): OK}

@@ -85,3 +85,39 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+@register
+def postnorm_failure_grid(quick: bool = False) -> Experiment:
+    from depthnotes.data.corpus import load_corpus
+
+    depths = (1, 2) if quick else (6, 12, 24)
+    rates = (1e-3, 3e-3) if quick else (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+    recipe = TrainConfig(steps=4 if quick else 300, batch_size=4 if quick else 16,
+                         context=16 if quick else 64, lr=FAILURE_LR, warmup_steps=0,
+                         decay="cosine", grad_clip=1.0, eval_every=2 if quick else 50,
+                         eval_batches=1 if quick else 16, eval_seed=0)
+    vocab = load_corpus().vocab_size
+    families = [f for f in FAILURE_FAMILIES if f[0] in FAILURE_GRID_FAMILIES]
+    arms = tuple(
+        Arm(f"{family}, L={L}, lr={lr:g}",
+            ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128, vocab_size=vocab,
+                        context=64, norm=norm, init=init),
+            recipe.replace(lr=lr),
+            {"family": family, "short": short, "norm": norm, "init": init,
+             "warmup_steps": 0, "n_layer": L, "lr": lr})
+        for L in depths for family, short, norm, init, _ in families for lr in rates)
+    return Experiment(
+        name="postnorm_failure_grid", quick=quick,
+        description=(
+            "Chapter 4 (C8b): the two families the verdict compares, post-norm and pre-norm "
+            "with Xavier init and no warm-up, on a five-rate grid (peak lr 1e-4, 3e-4, "
+            "1e-3, 3e-3, 1e-2) at L = 6, 12 and 24, the depths around the one where post-norm first "
+            "stops in postnorm_failure_depth. The thin shape (d = 64, FFN 128, 2 heads); 3 "
+            "seeds per arm; 300 steps of 16 x 64 characters, AdamW, cosine decay to a tenth "
+            "of the peak, clipping at 1; validation loss every 50 steps on the same 16 "
+            "batches of 16 x 64 held-out characters for every run."),
+        measures=("training loss per step; validation loss every 50 steps and after the "
+                  "last step (the same 16 batches of 16 x 64 held-out characters for every "
+                  "run); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))

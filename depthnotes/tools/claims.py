@@ -52,9 +52,9 @@ CLAIMS: dict[str, tuple[str, str]] = {
                  "variance than at 10 layers."),
     "C8a": ("04", "Gradients shrink or blow up across a deep stack."),
     "C8b": ("04", "Plain post-norm stops training beyond a few dozen layers."),
-    "C9": ("05", "Pre-norm keeps a clean identity path, so the first layers get full-size "
-                 "gradients and deep stacks train stably with higher learning rates and less "
-                 "warm-up."),
+    "C9a": ("05", "Pre-norm keeps a clean identity path, so the first layers get full-size "
+                  "gradients and deep stacks train stably."),
+    "C9b": ("05", "Pre-norm tolerates higher learning rates and less warm-up than post-norm."),
     "C10": ("05", "In a pre-norm model the deepest layers can end up contributing little."),
     "C11": ("05", "Scaling each residual branch by 1/√(2L) (or GPT-2's smaller init of the output "
                   "projections) keeps the total variance near one, so the model starts close to "

@@ -14,11 +14,13 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   (every seed) and be clearly better. One word per depth; the claim's word combines them
   (``evidence.combine``: at every depth reproduced, at some reproduced in part).
 * C9, recipe (``recipe_verdict``, on ``prenorm_vs_postnorm_shallow``, at depths where
-  post-norm trains): *larger rates*: the arm whose best rate (no warm-up) is higher must be
-  pre-norm, and post-norm at pre-norm's best rate must be clearly worse than at its own (a
-  rate pre-norm uses and post-norm cannot); *less warm-up*: post-norm without warm-up must be
-  clearly worse than with it while pre-norm without warm-up is not clearly worse than with
-  it. Each part is not testable at a depth where a best rate sits at an edge of the grid.
+  post-norm trains). A norm's *tolerance* is the highest peak rate of the grid at which it
+  trains with every seed (``top_trainable``). *Larger rates*: without warm-up, pre-norm's
+  tolerance is higher than post-norm's (reproduced; post-norm's higher: contradicted; equal:
+  not shown; neither norm fails at any rate of the grid: not testable). *Less warm-up*:
+  warm-up raises post-norm's tolerance and not pre-norm's (reproduced; the other way round:
+  contradicted; otherwise not shown). A tolerance is a grid rate, so each part holds "within
+  this grid"; a norm that trains at the top rate tolerates at least that much.
 * C10 (``layer_use_verdict``): two parts. Training must lower the last quarter's relative
   contribution against the early quarter's (blocks 2 to L/4; block 1 builds the first
   features from a small embedding and is left out) compared with the same model untrained,
@@ -46,7 +48,7 @@ from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN,
                                                   DepthOutcome, depth_outcomes,
                                                   stored_run_status)
 from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, Ranking, combine, compare,
+                                          NOT_TESTABLE, REPRODUCED, Ranking, combine,
                                           compare_many, from_bracket, word_for)
 
 #: The records chapter 5 shows, in the order the chapter reads them.
@@ -192,19 +194,29 @@ class RecipeDepth:
 
     n_layer: int
     rows: dict                      # {(norm, warmup): {lr: DepthOutcome}}
-    picks: dict                     # {(norm, warmup): RatePick}
+    picks: dict                     # {(norm, warmup): RatePick} of the losses (shown only)
     rate_word: str
     warmup_word: str
     rate_reason: str
     warmup_reason: str
 
 
-def _clearly_worse(rows: dict, at: float, than: float) -> bool:
-    """Is the family's loss at rate ``at`` clearly worse than at rate ``than``?"""
-    if at == than:
-        return False
-    d = compare(rows[at].seeds, rows[than].seeds, margin=LOSS_MARGIN)
-    return d.clear and d.better == rows[than].seeds.name
+def top_trainable(by_rate: dict) -> float | None:
+    """The highest rate of ``{lr: DepthOutcome}`` at which every seed trained (None: none)."""
+    ok = [lr for lr, row in by_rate.items() if row.outcome == TRAINS]
+    return max(ok) if ok else None
+
+
+def _tolerance_word(a: float | None, b: float | None, top: float) -> str:
+    """Reproduced when tolerance ``a`` (the arm the claim favours) exceeds ``b``, contradicted
+    when ``b`` exceeds ``a``, not testable when neither fails below the grid's top rate."""
+    if a is None or b is None:
+        return NOT_TESTABLE
+    if a > b:
+        return REPRODUCED
+    if b > a:
+        return CONTRADICTED
+    return NOT_TESTABLE if a == top else NOT_SHOWN
 
 
 def recipe_depths(record, baseline: float, margin: float = MARGIN) -> list[RecipeDepth]:
@@ -222,38 +234,24 @@ def recipe_depths(record, baseline: float, margin: float = MARGIN) -> list[Recip
         rows = cells[L]
         picks = {k: _pick(v) for k, v in rows.items()}
         wu0, wu1 = min(w for _, w in rows), max(w for _, w in rows)
-        pre, post = picks[("pre", wu0)], picks[("post", wu0)]
-        ok, why = from_bracket(pre, post)
-        if not ok:
-            rate_word, rate_reason = NOT_TESTABLE, why
-        elif pre.best > post.best and _clearly_worse(rows[("post", wu0)], pre.best, post.best):
-            rate_word = REPRODUCED
-            rate_reason = (f"pre-norm's best rate {pre.best:g}, post-norm's {post.best:g}; "
-                           f"post-norm is clearly worse at {pre.best:g}")
-        elif post.best > pre.best and _clearly_worse(rows[("pre", wu0)], post.best, pre.best):
-            rate_word = CONTRADICTED
-            rate_reason = (f"post-norm's best rate {post.best:g}, pre-norm's {pre.best:g}; "
-                           f"pre-norm is clearly worse at {post.best:g}")
-        else:
-            rate_word = NOT_SHOWN
-            rate_reason = (f"pre-norm's best rate {pre.best:g}, post-norm's {post.best:g}: "
-                           f"no rate one uses that the other clearly cannot")
-        need = {}
-        for norm in ("post", "pre"):
-            a, b = rows[(norm, wu0)][picks[(norm, wu0)].best], \
-                rows[(norm, wu1)][picks[(norm, wu1)].best]
-            d = compare(a.seeds, b.seeds, margin=LOSS_MARGIN)
-            need[norm] = d.clear and d.better == b.seeds.name
-        ok, why = from_bracket(*picks.values())
-        if not ok:
-            warm_word, warm_reason = NOT_TESTABLE, why
-        else:
-            said = {n: "needs" if v else "does not need" for n, v in need.items()}
-            warm_reason = (f"at their best rates post-norm {said['post']} the {wu1}-step "
-                           f"warm-up, pre-norm {said['pre']} it")
-            warm_word = (REPRODUCED if need["post"] and not need["pre"] else
-                         CONTRADICTED if need["pre"] and not need["post"] else NOT_SHOWN)
-        out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, rate_reason, warm_reason))
+        top = max(lr for v in rows.values() for lr in v)
+        tol = {k: top_trainable(v) for k, v in rows.items()}
+
+        def said(k):
+            return "no rate" if tol[k] is None else f"{tol[k]:g}"
+
+        rate_word = _tolerance_word(tol[("pre", wu0)], tol[("post", wu0)], top)
+        rate_reason = (f"without warm-up pre-norm trains up to lr {said(('pre', wu0))}, "
+                       f"post-norm up to {said(('post', wu0))}")
+        post_gain = (tol[("post", wu1)] or 0) > (tol[("post", wu0)] or 0)
+        pre_gain = (tol[("pre", wu1)] or 0) > (tol[("pre", wu0)] or 0)
+        warm_word = (REPRODUCED if post_gain and not pre_gain else
+                     CONTRADICTED if pre_gain and not post_gain else NOT_SHOWN)
+        warm_reason = (f"{wu1} warm-up steps move post-norm's highest trainable rate from "
+                       f"{said(('post', wu0))} to {said(('post', wu1))} and pre-norm's from "
+                       f"{said(('pre', wu0))} to {said(('pre', wu1))}")
+        out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, rate_reason,
+                               warm_reason))
     return out
 
 
@@ -276,7 +274,7 @@ def recipe_verdict(by_depth: list[RecipeDepth]) -> RecipeVerdict:
     trains at its best rate: elsewhere a comparison of rates says nothing about tolerance."""
     def post_trains(d: RecipeDepth) -> bool:
         key = ("post", min(w for _, w in d.rows))        # post-norm without warm-up
-        return d.rows[key][d.picks[key].best].outcome == TRAINS
+        return top_trainable(d.rows[key]) is not None
 
     used = tuple(d for d in by_depth if post_trains(d))
     skipped = tuple(d.n_layer for d in by_depth if d not in used)
@@ -439,6 +437,6 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 __all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "unigram_loss", "load_chapter_records",
            "run_word", "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
            "RecipeDepth",
-           "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
+           "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
            "LayerUseVerdict", "layer_use_verdict", "update_sizes", "update_exponents",
            "UpdateVerdict", "update_verdict"]
