@@ -89,7 +89,7 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
 
 @register
 def postnorm_failure_grid(quick: bool = False) -> Experiment:
-    from depthnotes.data.corpus import load_corpus
+    from depthnotes.experiments.ch5 import thin_config      # the chapters' one thin shape
 
     depths = (1, 2) if quick else (6, 12, 24)
     rates = (1e-3, 3e-3) if quick else (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -97,13 +97,9 @@ def postnorm_failure_grid(quick: bool = False) -> Experiment:
                          context=16 if quick else 64, lr=FAILURE_LR, warmup_steps=0,
                          decay="cosine", grad_clip=1.0, eval_every=2 if quick else 50,
                          eval_batches=1 if quick else 16, eval_seed=0)
-    vocab = load_corpus().vocab_size
     families = [f for f in FAILURE_FAMILIES if f[0] in FAILURE_GRID_FAMILIES]
     arms = tuple(
-        Arm(f"{family}, L={L}, lr={lr:g}",
-            ModelConfig(n_layer=L, d_model=64, n_head=2, d_ff=128, vocab_size=vocab,
-                        context=64, norm=norm, init=init),
-            recipe.replace(lr=lr),
+        Arm(f"{family}, L={L}, lr={lr:g}", thin_config(L, norm, init), recipe.replace(lr=lr),
             {"family": family, "short": short, "norm": norm, "init": init,
              "warmup_steps": 0, "n_layer": L, "lr": lr})
         for L in depths for family, short, norm, init, _ in families for lr in rates)
