@@ -178,6 +178,37 @@ def budget_basin_lr(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: ``budget_basin_lr_high``'s multiples of the 1/d rate: with budget_basin (1x) and
+#: budget_basin_lr (2x), every shape has a grid of four rates, 1x to 8x.
+BASIN_HIGH_MULTIPLES = (4, 8)
+
+
+@register
+def budget_basin_lr_high(quick: bool = False) -> Experiment:
+    arms = tuple(a for m in BASIN_HIGH_MULTIPLES
+                 for a in _basin_arms(quick, m * BASIN_LR_REF, suffix=f" lr x{m}"))
+    return Experiment(
+        name="budget_basin_lr_high", quick=quick,
+        description=(
+            "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at "
+            f"{' and '.join(f'{m}x' for m in BASIN_HIGH_MULTIPLES)} each shape's 1/d rate "
+            f"(lr = {BASIN_HIGH_MULTIPLES[0] * BASIN_LR_REF:g} and "
+            f"{BASIN_HIGH_MULTIPLES[-1] * BASIN_LR_REF:g} x {BASIN_D_REF} / d). Why: in "
+            "budget_basin and budget_basin_lr every one of the 14 shapes did best at the "
+            "higher of its two rates, so no shape's best rate was bracketed and the ranking "
+            "could move with one more rate. With these two records every shape has four "
+            "rates (1x, 2x, 4x, 8x); the chapter judges a shape only where its best rate is "
+            "inside the grid (evidence.best_rate) and reports the others as not judged. "
+            "Held-out batches are drawn from each run's seed, as in the two earlier records, "
+            "so that all four rates are scored the same way. 3 seeds per shape (84 runs); "
+            "CPU estimate about 115 CPU-minutes, about 70 minutes on 2 workers."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: ``layer_redundancy``'s model: ``budget_basin``'s shape at this budget and depth, and the
 #: shallower depths of the same width it is compared with.
 REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
