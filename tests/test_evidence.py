@@ -204,3 +204,24 @@ def test_an_interior_best_with_an_edge_rate_in_noise_is_not_bracketed():
     assert not ok and "low edge" in why
     one = best_rate({1e-3: [2.3, 2.31, 2.32]})
     assert one.at_edge == "only" and "one rate only" in from_bracket(one)[1]
+
+
+def test_null_error_rate_is_what_the_docstring_and_methods_page_say():
+    """Two arms of three seeds drawn from one distribution: the rule calls them clear about
+    2/20 of the time with equal spreads and 10-20 % with unequal ones (module docstring;
+    book/methods.md). A change of the rule that moves these rates must change the text."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+
+    def false_clear(sd_a, sd_b, trials=2000):
+        hits = 0
+        for _ in range(trials):
+            a = summarise("a", list(rng.normal(0, sd_a, 3)))
+            b = summarise("b", list(rng.normal(0, sd_b, 3)))
+            hits += compare(a, b, margin=0.0).clear
+        return hits / trials
+
+    assert 0.07 <= false_clear(1, 1) <= 0.13      # 2/20 = 0.10: non-overlap alone
+    assert 0.10 <= false_clear(1, 3) <= 0.20
+    assert 0.15 <= false_clear(1, 10) <= 0.25

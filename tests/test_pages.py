@@ -281,3 +281,22 @@ def test_site_is_stale_when_a_source_is_newer(tmp_path):
     assert not build.site_is_stale(root)
     (root / "notebooks" / "01_toy.ipynb").touch()
     assert build.site_is_stale(root)
+
+
+def test_methods_page_lists_every_record_and_threshold():
+    """The Methods and history page is read from the records and the verdict modules: every
+    stored record gets a row and a dropdown, every listed threshold its value and comment."""
+    import json
+    from pathlib import Path
+
+    from depthnotes.tools import methods
+
+    root = Path(__file__).resolve().parents[1]
+    text = methods.render_records(root)
+    names = [json.loads(p.read_text())["name"]
+             for p in (root / "notebooks" / "records").glob("*.json")]
+    assert names and all(f"| `{n}` |" in text and f"{{dropdown}} `{n}`" in text for n in names)
+    table = methods.render_thresholds()
+    assert len(table.splitlines()) == 2 + len(methods.THRESHOLDS)
+    assert all(row.split("|")[3].strip() for row in table.splitlines()[2:])  # each explained
+    assert "(methods)=" in (root / "book" / "methods.md").read_text()

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from depthnotes.tools import api_page, claims, status, summaries
+from depthnotes.tools import api_page, claims, methods, status, summaries
 from depthnotes.tools.assets import AssetError, fetch_assets
 from depthnotes.tools.book import ROOT
 
@@ -46,6 +46,9 @@ def generate_pages(root: Path = ROOT) -> list[Path]:
         "api.md": api_page.render_api(root),
         "summaries.md": summaries.render_summaries(root),
         "exercises.md": summaries.render_exercises(root),
+        "methods_rule.md": methods.render_rule(),
+        "methods_thresholds.md": methods.render_thresholds(),
+        "methods_records.md": methods.render_records(root),
     }
     written = []
     for name, text in fragments.items():

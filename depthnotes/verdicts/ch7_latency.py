@@ -42,12 +42,15 @@ def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
 #: weights sit in cache: there the deepest shape of every family must be more than
 #: ``C17_MIN_RATIO`` times slower than its shallowest in every round. Where every shape streams
 #: from memory ("Where it stops holding") the claim is expected to weaken: such a family must
-#: still be slower at its deep end in every round, and it makes the verdict "with caveats" when
-#: it is not above ``C17_MIN_RATIO`` in every round or when its depth exponent (time ~ L^k
-#: between its ends) is below ``C17_CAVEAT_FACTOR`` times the smallest cache-resident family's.
+#: still be slower at its deep end in every round, and it makes the verdict "reproduced in
+#: part" when it is not above ``C17_MIN_RATIO`` in every round or when its depth exponent
+#: (time ~ L^k between its ends) is below ``C17_CAVEAT_FACTOR`` times the smallest
+#: cache-resident family's.
 C17_MIN_RATIO = 1.5
 
 
+#: C17's weakening rule: a memory-streaming family whose depth exponent is below this fraction
+#: of the smallest cache-resident family's makes the verdict "reproduced in part".
 C17_CAVEAT_FACTOR = 0.5
 
 

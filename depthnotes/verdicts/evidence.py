@@ -55,7 +55,7 @@ from itertools import combinations
 
 from depthnotes.core.checks import check_choice, check_number
 
-#: Fewest seeds an arm may rest on (EXPERIMENTS.md §2).
+#: Fewest seeds an arm may rest on (the book's standard of evidence).
 MIN_SEEDS = 3
 #: Welch standard errors a gap must exceed when the arms overlap (module docstring).
 T_RATIO = 3.0
@@ -78,7 +78,8 @@ RULE = (
     "stated for the claim and the arms are separated: no seed of one reaches any seed of the "
     f"other, or the gap exceeds {T_RATIO:g} Welch standard errors; otherwise the difference is "
     f"within noise, and every arm has at least {MIN_SEEDS} seeds. A run that diverged learned "
-    "nothing: it counts as the stated ceiling (the loss at initialisation) and ranks below "
+    "nothing: it counts as the stated ceiling (the uniform loss ln V, or the loss at "
+    "initialisation) and ranks below "
     "every run that did not diverge. A best learning rate counts only when the grid brackets "
     "it (it is neither the lowest nor the highest rate tried) or every rate is within noise "
     "of it; otherwise the comparison it enters is not testable until the grid is extended.")
