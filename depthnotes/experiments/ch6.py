@@ -209,6 +209,34 @@ def budget_basin_lr_high(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: ``budget_basin_lr_top``'s multiples of the 1/d rate: with the three records above, every
+#: shape has a grid of six rates, 1x to 32x.
+BASIN_TOP_MULTIPLES = (16, 32)
+
+
+@register
+def budget_basin_lr_top(quick: bool = False) -> Experiment:
+    arms = tuple(a for m in BASIN_TOP_MULTIPLES
+                 for a in _basin_arms(quick, m * BASIN_LR_REF, suffix=f" lr x{m}"))
+    return Experiment(
+        name="budget_basin_lr_top", quick=quick,
+        description=(
+            "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at "
+            f"{' and '.join(f'{m}x' for m in BASIN_TOP_MULTIPLES)} each shape's 1/d rate "
+            f"(lr = {BASIN_TOP_MULTIPLES[0] * BASIN_LR_REF:g} and "
+            f"{BASIN_TOP_MULTIPLES[-1] * BASIN_LR_REF:g} x {BASIN_D_REF} / d), so that with "
+            "budget_basin, budget_basin_lr and budget_basin_lr_high every shape has six "
+            "rates (1x to 32x). Held-out batches are drawn from each run's seed, as in the "
+            "three earlier records, so that all six rates are scored the same way. 3 seeds "
+            "per shape (84 runs); CPU estimate about 86 CPU-minutes, about 45 minutes on 2 "
+            "workers."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
+                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
+                  "and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: ``layer_redundancy``'s model: ``budget_basin``'s shape at this budget and depth, and the
 #: shallower depths of the same width it is compared with.
 REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
