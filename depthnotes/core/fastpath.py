@@ -8,22 +8,24 @@ pieces, so that ``bmm`` lets ``n`` threads each stream one contiguous block; the
 products are then summed. It is the same product with the sum over ``in`` split in ``n``
 parts (so the last bits can differ from ``x @ w``).
 
-It is taken only when it pays: with two or more threads, no gradient recorded, at most
+It is taken only inside ``decoding()`` (``Transformer.generate`` enters it; nothing else
+does, so training, the probes and every forward pass outside generation never consult the
+rule), and there only when it pays: two or more threads, no gradient recorded, at most
 ``SPLIT_MAX_ROWS`` rows (decode steps, batch x 1 token) and at least ``SPLIT_MIN_WEIGHTS``
-weights. Training, prefill and the book's one-thread runs always take ``x @ w``, bit for bit.
+weights. One-thread runs always take ``x @ w``, bit for bit.
 
-Why it is kept (``benchmarks/README.md``): without a speed path our decode step at GPT-2
-small's shape, batch 1, is 0.89x HF transformers' (one thread, measured side by side), short
-of the 0.85x the book asks for. With two threads the split lets the blocks' products use
-both cores (with the head trick below, the two measured 0.46x HF on a quiet machine). The
-other trick that was there, storing the tied head column-major, buys time too (0.75x HF at
-one thread) but made ``wte.weight.view(-1)`` raise, so it went; the split alone at two
-threads is still to be measured on a quiet machine (the README says so).
+Why it is kept, and what it buys, is measured in ``benchmarks/README.md`` (our decode step
+against HF transformers' at GPT-2 small's shape, one and two threads).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
+
+#: Whether a ``decoding()`` block is running (the split is never considered outside one).
+_decoding = False
 
 #: Below this many weights (512 KB of fp32) a product is left to one matmul call: splitting
 #: such a small matrix costs more than it saves (measured with two threads: a d = 128 model
@@ -34,8 +36,26 @@ SPLIT_MIN_WEIGHTS = 1 << 17
 SPLIT_MAX_ROWS = 4
 
 
+@contextmanager
+def decoding():
+    """Inside this block, decode steps' products may take the split (the rule above)."""
+    global _decoding
+    before, _decoding = _decoding, True
+    try:
+        yield
+    finally:
+        _decoding = before
+
+
+def active() -> bool:
+    """Whether a ``decoding()`` block is running (what ``Conv1D.forward`` checks first)."""
+    return _decoding
+
+
 def takes_split(x: torch.Tensor, w: torch.Tensor) -> bool:
     """Whether ``matmul(x, w)`` splits the product over the threads (the rule above)."""
+    if not _decoding:
+        return False
     k_in = w.shape[0]
     rows = x.numel() // k_in if k_in else 0
     n = torch.get_num_threads()

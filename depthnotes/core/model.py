@@ -51,9 +51,11 @@ class Conv1D(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_out)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
-        if self.bias is None or fastpath.takes_split(x, self.weight):
+        if fastpath.active() and fastpath.takes_split(x, self.weight):
             y = fastpath.matmul(x, self.weight)  # a decode step's few rows split over threads
             return y if self.bias is None else y + self.bias
+        if self.bias is None:
+            return x @ self.weight
         # b + x @ W in one call, as GPT-2's Conv1D does (one op less per linear map)
         return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(
             *x.shape[:-1], self.weight.shape[1])
@@ -277,14 +279,15 @@ class Transformer(nn.Module):
                         device=idx.device) if use_cache else None
         out = [idx]
         step_input = idx
-        for _ in range(max_new_tokens):
-            if cache is None:
-                step_input = torch.cat(out, dim=1)
-            x = self.hidden(step_input, cache)                             # (B, T, d)
-            logits = self.logits(x[:, -1, :])        # only the last position's logits: (B, V)
-            nxt = _pick(logits, temperature, top_k, gen)                   # (B, 1)
-            out.append(nxt)
-            step_input = nxt
+        with fastpath.decoding():       # the decode steps' products may split over threads
+            for _ in range(max_new_tokens):
+                if cache is None:
+                    step_input = torch.cat(out, dim=1)
+                x = self.hidden(step_input, cache)                         # (B, T, d)
+                logits = self.logits(x[:, -1, :])    # only the last position's logits: (B, V)
+                nxt = _pick(logits, temperature, top_k, gen)               # (B, 1)
+                out.append(nxt)
+                step_input = nxt
         return torch.cat(out, dim=1)
 
 
