@@ -34,10 +34,8 @@ def deepnorm_1000_layers(quick: bool = False) -> Experiment:
             "DeepNet's 1,000 layers are an encoder-decoder (500 + 500 blocks) trained for "
             "many thousands of steps on large batches: this is a far shorter and a different "
             "test. CPU estimate about 12 minutes (about 3.4 s per step at 1,000 blocks, "
-            "timed). Changed from the earlier record: an older text record held a 300-step "
-            "DeepNorm run with no post-norm run of that length (both arms here have the "
-            "same steps); post-norm used GPT-2's N(0, 0.02) init (now Xavier, like the rest "
-            "of the chapter); the 200-block pair moved to deepnorm_depth_comparison."),
+            "timed). Both arms run the same steps; post-norm uses Xavier, like the rest of "
+            "the chapter."),
         measures=("training loss per step; validation loss after steps 50 and 100 (4 batches "
                   "of 8 x 32 held-out characters); whether and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0,))
@@ -72,6 +70,17 @@ def thin_config(n_layer: int, norm: str = "pre", init: str = "normal",
                        init=init, **changes)
 
 
+def _norm_grid(depths, lrs, warmups, recipe: TrainConfig, family: str) -> tuple:
+    """Post-norm and pre-norm arms (Xavier, the thin shape) on a depth x rate x warm-up
+    grid; ``family`` is the format of the arms' family label (fields norm, lr, wu)."""
+    return tuple(
+        Arm(f"{norm}-norm, lr={lr:g}, warm-up={wu}, L={L}",
+            thin_config(L, norm, "xavier"), recipe.replace(lr=lr, warmup_steps=wu),
+            {"family": family.format(norm=norm, lr=lr, wu=wu), "norm": norm, "lr": lr,
+             "warmup_steps": wu, "n_layer": L})
+        for L in depths for lr in lrs for wu in warmups for norm in ("post", "pre"))
+
+
 @register
 def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
     depths, lrs, warmups = ((1, 2), (1e-3, 1e-2), (0, 2)) if quick else \
@@ -79,12 +88,7 @@ def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
     recipe = TrainConfig(steps=4 if quick else 200, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, decay="cosine", grad_clip=1.0,
                          eval_every=2 if quick else 100, eval_batches=1 if quick else 16)
-    arms = tuple(
-        Arm(f"{norm}-norm, lr={lr:g}, warm-up={wu}, L={L}",
-            thin_config(L, norm, "xavier"), recipe.replace(lr=lr, warmup_steps=wu),
-            {"family": f"{norm}-norm, lr={lr:g}, warm-up={wu}", "norm": norm, "lr": lr,
-             "warmup_steps": wu, "n_layer": L})
-        for L in depths for lr in lrs for wu in warmups for norm in ("post", "pre"))
+    arms = _norm_grid(depths, lrs, warmups, recipe, "{norm}-norm, lr={lr:g}, warm-up={wu}")
     return Experiment(
         name="prenorm_vs_postnorm_grid", quick=quick,
         description=(
@@ -111,12 +115,7 @@ def prenorm_vs_postnorm_shallow(quick: bool = False) -> Experiment:
                          context=16 if quick else 64, lr=1e-3, decay="cosine", grad_clip=1.0,
                          eval_every=2 if quick else 100, eval_batches=1 if quick else 32,
                          eval_seed=0)
-    arms = tuple(
-        Arm(f"{norm}-norm, lr={lr:g}, warm-up={wu}, L={L}",
-            thin_config(L, norm, "xavier"), recipe.replace(lr=lr, warmup_steps=wu),
-            {"family": f"{norm}-norm, warm-up={wu}", "norm": norm, "lr": lr,
-             "warmup_steps": wu, "n_layer": L})
-        for L in depths for lr in lrs for wu in warmups for norm in ("post", "pre"))
+    arms = _norm_grid(depths, lrs, warmups, recipe, "{norm}-norm, warm-up={wu}")
     return Experiment(
         name="prenorm_vs_postnorm_shallow", quick=quick,
         description=(
