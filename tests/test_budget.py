@@ -123,3 +123,18 @@ def test_aspect_claim_word_needs_models_on_both_sides_and_names_the_families():
         aspect_claim_word(DRIFT_UP[:1])
     assert families_against_drift(DRIFT_UP + [_pub("B", 8, 1600), _pub("B", 40, 4000)]) == ["B"]
     assert families_against_drift(PUBLISHED_SHAPES) == ["GPT-2", "LLaMA"]   # 64 -> 33, 128 -> 102
+
+
+def test_c15_counts_each_distinct_shape_once():
+    """Three families share 12 x 768: the C15 medians count that design once, and every
+    published model is kept under its shape's names."""
+    from depthnotes.data.published_shapes import PUBLISHED_SHAPES, distinct_shapes
+
+    distinct = distinct_shapes()
+    assert len({(s.n_layer, s.d_model) for s in distinct}) == len(distinct)
+    assert sum(len(s.names) for s in distinct) == len(PUBLISHED_SHAPES)
+    small = next(s for s in distinct if (s.n_layer, s.d_model) == (12, 768))
+    assert small.names == ("GPT-2 small", "GPT-3 125M", "Pythia 160M")
+    # the rule sees a shape once: doubling every model leaves the word unchanged
+    from depthnotes.verdicts.ch6_budget import aspect_claim_word
+    assert aspect_claim_word(PUBLISHED_SHAPES * 2) == aspect_claim_word(PUBLISHED_SHAPES)

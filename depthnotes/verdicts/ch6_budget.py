@@ -18,7 +18,7 @@ from statistics import median
 
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.config import aspect_ratio
-from depthnotes.data.published_shapes import PUBLISHED_SHAPES
+from depthnotes.data.published_shapes import PUBLISHED_SHAPES, distinct_shapes
 from depthnotes.verdicts.ch4_trainability import loss_ceiling
 from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN,
                                           NOT_TESTABLE, REPRODUCED, Arm, RatePick, best_rate,
@@ -345,7 +345,8 @@ ASPECT_CENTRE, ASPECT_FACTOR, DRIFT_SPLIT = 100, 2, 1_000_000_000
 def aspect_rule(centre: float = ASPECT_CENTRE, factor: float = ASPECT_FACTOR,
                 split: float = DRIFT_SPLIT) -> str:
     """The rule ``aspect_claim_word`` applies, as the sentence a chapter prints above it."""
-    return (f"C15 holds in two parts. Around {centre:g}: the median d/L of the published "
+    return (f"C15 holds in two parts, judged on the distinct published shapes (a shape "
+            f"several families share counts once). Around {centre:g}: the median d/L of the "
             f"shapes lies within a factor {factor:g} of {centre:g} (from {centre / factor:g} "
             f"to {centre * factor:g}). Larger models drift higher: the median d/L of the "
             f"shapes with at least {split:,.0f} non-embedding parameters (12·L·d²) exceeds "
@@ -372,8 +373,9 @@ def aspect_claim_word(shapes=PUBLISHED_SHAPES, *, centre: float = ASPECT_CENTRE,
     """The claims page's word for C15 on ``shapes`` (``aspect_rule`` states the rule)."""
     check_number("centre", centre, low=0.0, low_open=True)
     check_number("factor", factor, low=1.0)
-    small = [s.aspect_ratio for s in shapes if s.approx_non_embedding < split]
-    large = [s.aspect_ratio for s in shapes if s.approx_non_embedding >= split]
+    distinct = distinct_shapes(shapes)
+    small = [s.aspect_ratio for s in distinct if s.approx_non_embedding < split]
+    large = [s.aspect_ratio for s in distinct if s.approx_non_embedding >= split]
     if not small or not large:
         raise ValueError(f"shapes need models on both sides of split={split:g} parameters, "
                          f"got {len(small)} below and {len(large)} above")
