@@ -463,3 +463,33 @@ def test_a_looped_model_is_timed_once_per_step_and_reads_its_block_per_applicati
     r = measure_latency(looped, new_tokens=3, prompt_len=2, repeats=1)
     assert r.n_layer == 4 and r.decode.median > 0
     assert head_latency(looped, calls=2, repeats=1).median > 0
+
+
+# -- C16's rule -------------------------------------------------------------------------------
+def _c16(times_by_depth: dict, head_ms: float = 0.2):
+    big = 10 ** 9                     # every shape memory-resident for a 1 MB cache
+    runs = [_result(L, ms, big) for L, ms in times_by_depth.items()]
+    return ch7_latency.c16_verdict(runs, 10 ** 6, latency.Timing.of([head_ms, head_ms + 0.1]))
+
+
+def test_c16_reads_each_depths_fastest_round_so_one_busy_round_does_not_bend_the_line():
+    line = _c16({6: [1.0 + 6, 30.0, 7.2], 12: [1.0 + 12, 13.1], 24: [25.0, 26.0, 99.0]})
+    assert line.ms == (7.0, 13.0, 25.0)
+    assert line.interval_slopes == pytest.approx((1.0, 1.0))
+    assert line.word() == ch7_latency.REPRODUCED
+
+
+def test_c16_is_not_shown_when_the_interval_slopes_disagree_although_r2_is_high():
+    line = _c16({6: [7.0], 12: [13.0], 24: [31.0]})        # slopes 1.0 then 1.5
+    assert line.fit.r2 > 0.98 and line.slope_spread == pytest.approx(1.5)
+    assert line.word() == ch7_latency.NOT_SHOWN
+
+
+def test_c16_is_in_part_when_the_intercept_is_below_the_heads_own_time():
+    line = _c16({6: [4.0], 12: [10.0], 24: [22.0]}, head_ms=0.5)   # a = -2 ms
+    assert line.straight and not line.intercept_physical
+    assert line.word() == ch7_latency.IN_PART
+
+
+def test_c16_needs_three_depths_to_test_straightness():
+    assert _c16({6: [7.0], 12: [13.0]}).word() == ch7_latency.NOT_TESTABLE

@@ -60,6 +60,9 @@ THRESHOLDS = (
     ("ch4_trainability", "MARGIN"), ("ch4_trainability", "FLAT_SLOPE"),
     ("ch4_trainability", "FEW_DOZEN"), ("ch4_trainability", "LOSS_MARGIN"),
     ("ch6_budget", "BASIN_FLOOR"), ("ch6_budget", "BROAD_SHAPES"),
+    ("ch6_budget", "ASPECT_CENTRE"), ("ch6_budget", "ASPECT_FACTOR"),
+    ("ch6_budget", "DRIFT_SPLIT"),
+    ("ch7_latency", "C16_MIN_R2"), ("ch7_latency", "C16_SLOPE_FACTOR"),
     ("ch7_latency", "RATIO_MARGIN"), ("ch7_latency", "C17_MIN_RATIO"),
     ("ch7_latency", "C17_CAVEAT_FACTOR"),
 )

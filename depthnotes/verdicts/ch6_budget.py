@@ -336,10 +336,14 @@ def kaplan_contrast(basins: dict) -> str:
 
 
 # -- the rule for C15 ------------------------------------------------------------------------
-#: "Around 100": the median d/L of the published shapes lies within a factor ASPECT_FACTOR of
-#: ASPECT_CENTRE. "Larger models drift higher": the median d/L of the shapes at or above
-#: DRIFT_SPLIT non-embedding parameters (12 L d^2) exceeds the median of those below.
-ASPECT_CENTRE, ASPECT_FACTOR, DRIFT_SPLIT = 100, 2, 1_000_000_000
+#: C15's "around 100": the median d/L of the distinct published shapes lies within a factor
+#: ASPECT_FACTOR of this centre.
+ASPECT_CENTRE = 100
+#: C15's tolerance around ASPECT_CENTRE, as a factor either way.
+ASPECT_FACTOR = 2
+#: C15's "larger models drift higher": the median d/L of the shapes at or above this many
+#: non-embedding parameters (12 L d^2) exceeds the median of those below.
+DRIFT_SPLIT = 1_000_000_000
 
 
 def aspect_rule(centre: float = ASPECT_CENTRE, factor: float = ASPECT_FACTOR,

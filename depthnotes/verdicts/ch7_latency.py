@@ -1,5 +1,6 @@
-"""Chapter 7's rule for claim C17 (at equal parameters, shallower is faster per token), and
-the trained shapes of chapter 6 that it times.
+"""Chapter 7's rules for claims C16 (per-token latency grows about linearly with depth) and
+C17 (at equal parameters, shallower is faster per token), and the trained shapes of chapter 6
+that it times.
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, memory_resident,
-                                      paired_ratios)
+from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, fit_latency,
+                                      memory_resident, paired_ratios)
+from depthnotes.core.fitting import LinearFit
 from depthnotes.core.checks import check_number
 from depthnotes.core.config import ModelConfig
-from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, REPRODUCED, against
+from depthnotes.verdicts.evidence import (IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
+                                          against)
 
 
 def versus_spread(values: Timing, threshold: float) -> str:
@@ -36,6 +39,76 @@ def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
     ``"within noise"``."""
     check_number("margin", margin, low=0.0)
     return against(ratios.samples, 1.0, margin=margin)
+
+
+#: C16's rule (``c16_verdict``), on each memory-resident depth's fastest round (a busy
+#: machine only adds time, so the minimum is the cleanest estimate of what a depth costs):
+#: the line ms = a + b*L through them must rise (b > 0) and explain more than C16_MIN_R2 of
+#: their variation.
+C16_MIN_R2 = 0.9
+#: C16: the slopes of consecutive depth intervals must also agree within this factor (the
+#: largest over the smallest): a line through three points can have R^2 near 1 and still bend.
+C16_SLOPE_FACTOR = 1.25
+
+
+@dataclass(frozen=True)
+class DepthLine:
+    """C16's evidence: each memory-resident depth's fastest round, the line through them, the
+    slope of every interval between consecutive depths, and the head's own time per token."""
+
+    depths: tuple[int, ...]
+    ms: tuple[float, ...]                   # fastest round per depth
+    fit: LinearFit
+    interval_slopes: tuple[float, ...]      # ms per block between consecutive depths
+    head_ms: float                          # embedding, final norm, head, argmax alone
+
+    @property
+    def rises(self) -> bool:
+        return self.fit.slope > 0 and min(self.interval_slopes) > 0
+
+    @property
+    def straight(self) -> bool:
+        """R^2 above the bar and the interval slopes within C16_SLOPE_FACTOR of each other."""
+        lo, hi = min(self.interval_slopes), max(self.interval_slopes)
+        return self.fit.r2 > C16_MIN_R2 and lo > 0 and hi / lo <= C16_SLOPE_FACTOR
+
+    @property
+    def slope_spread(self) -> float:
+        """The largest interval slope over the smallest (inf when one is not positive)."""
+        lo, hi = min(self.interval_slopes), max(self.interval_slopes)
+        return hi / lo if lo > 0 else math.inf
+
+    @property
+    def intercept_physical(self) -> bool:
+        """A token costs at least its head: a line whose intercept is below the head's own
+        time does not describe the shallow end, however well it fits the measured depths."""
+        return self.fit.intercept >= self.head_ms
+
+    def word(self) -> str:
+        """Reproduced: the line rises, is straight, and its intercept is at least the head's
+        time. In part: it rises and is straight, but its intercept is below the head's time
+        (linear over the measured depths only). Not shown: it rises but is not straight on
+        this run. Not testable here: fewer than three memory-resident depths."""
+        if len(self.depths) < 3:
+            return NOT_TESTABLE
+        if not self.rises or not self.straight:
+            return NOT_SHOWN
+        return REPRODUCED if self.intercept_physical else IN_PART
+
+
+def c16_verdict(results: Sequence[LatencyResult], cache: CacheSize | int,
+                head: Timing) -> DepthLine:
+    """C16's ``DepthLine`` from one ``measure_rounds`` call's results (the memory-resident
+    ones are used) and the head's timing (``head_latency``); ``.word()`` is the verdict."""
+    kept = sorted((r for r in results if memory_resident(r.weight_bytes, cache)),
+                  key=lambda r: r.n_layer)
+    if len({r.n_layer for r in kept}) != len(kept) or len(kept) < 2:
+        raise ValueError(f"c16_verdict needs >= 2 distinct memory-resident depths, got "
+                         f"{[r.n_layer for r in kept]}")
+    L = tuple(r.n_layer for r in kept)
+    ms = tuple(r.decode.min for r in kept)
+    slopes = tuple((b - a) / (l2 - l1) for a, b, l1, l2 in zip(ms, ms[1:], L, L[1:]))
+    return DepthLine(L, ms, fit_latency(L, ms), slopes, head.min)
 
 
 #: C17's rule (``c17_verdict``). The claim is made for the shapes chapter 6 trains, whose
