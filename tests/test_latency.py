@@ -493,3 +493,14 @@ def test_c16_is_in_part_when_the_intercept_is_below_the_heads_own_time():
 
 def test_c16_needs_three_depths_to_test_straightness():
     assert _c16({6: [7.0], 12: [13.0]}).word() == ch7_latency.NOT_TESTABLE
+
+
+def test_kv_cache_bytes_count_a_key_and_a_value_per_block_and_position():
+    cfg = ModelConfig(n_layer=12, d_model=768, n_head=12)
+    assert latency.decode_kv_bytes(cfg, 1024) == 2 * 12 * 1024 * 768 * 4      # 75.5 MB
+    assert latency.decode_kv_bytes(cfg, 0) == 0
+    # equal parameters (12 L d^2 fixed): 4x the depth, half the width, twice the cache
+    deep = ModelConfig(n_layer=48, d_model=384, n_head=6)
+    assert latency.decode_kv_bytes(deep, 100) == 2 * latency.decode_kv_bytes(cfg, 100)
+    with pytest.raises(ValueError, match="positions"):
+        latency.decode_kv_bytes(cfg, -1)

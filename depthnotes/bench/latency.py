@@ -368,6 +368,19 @@ def decode_weight_bytes(config: ModelConfig, bytes_per_param: int = 4) -> int:
     return (blocks + c.final_norm + head + lookups) * bytes_per_param
 
 
+def decode_kv_bytes(config: ModelConfig, positions: int, bytes_per_value: int = 4) -> int:
+    """Bytes of KV cache one decode step reads with ``positions`` positions cached: every
+    block application keeps a key and a value of width d per position, 2 L t d values.
+
+    At equal parameters P ~ 12 L d^2, d ~ sqrt(P / 12 L), so the cache grows like L d ~ sqrt(L):
+    the deep end of an equal-P family reads more cache per token whatever the runtime, the
+    memory side of depth on a CPU next to the weights (``decode_weight_bytes``), which are the
+    same for every shape of the family."""
+    check_int("positions", positions, 0)
+    check_int("bytes_per_value", bytes_per_value, 1)
+    return 2 * config.n_layer * positions * config.d_model * bytes_per_value
+
+
 def roofline_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
     """The memory-bandwidth bound on one decode step of ``config``, in ms."""
     return _bound_ms(decode_weight_bytes(config), bandwidth_gbs)
