@@ -291,3 +291,33 @@ def test_a_cell_says_whether_the_distinct_blocks_beat_one_block_once():
     looped, sweep = _khop([0.9, 0.9, 0.9], [0.30, 0.31, 0.33], [0.30, 0.31, 0.32])
     (cell,) = dv.loop_cells(looped, sweep)
     assert cell.passes and not cell.distinct_beats_once              # nothing to stand in for
+
+
+def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
+    """The standard rule's optimum moves two steps (reusing L = 4's rate costs 0.2 nats, far
+    beyond the seeds); one scaled rule moves one step (0.1 nats: a clear cost, though the
+    optimum "stays put"); the other not at all (no cost)."""
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/sqrt(L)", _bowl(2), _bowl(1)),
+                     **_rule("1/L", _bowl(2), _bowl(2))})
+    costs = dv.transfer_costs(dv.lr_optima(rec))
+    (std,), (sqrt,), (inv,) = costs["standard"], costs["1/sqrt(L)"], costs["1/L"]
+    assert (std.base_rate, std.best_rate) == (4e-3, 1e-3)
+    assert std.cost == pytest.approx(0.2) and std.clear
+    assert sqrt.cost == pytest.approx(0.1) and sqrt.clear
+    assert inv.cost == 0 and not inv.clear
+    from depthnotes.verdicts.evidence import IN_PART
+    assert dv.transfer_cost_word(costs) == IN_PART
+    # a cost inside the margin is no cost: a flat bowl (0.005 nats per step, 0.01 at the
+    # base rate, half the margin), although its seeds are far apart from each other
+    flat = {lr: [2.0 + 0.005 * abs(i - 0) + 0.001 * s for s in SEEDS]
+            for i, lr in enumerate(GRID)}
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/L", _bowl(2), flat)})
+    costs = dv.transfer_costs(dv.lr_optima(rec))
+    assert not costs["1/L"][0].clear
+    assert dv.transfer_cost_word(costs) == REPRODUCED
+    # no positive control: the standard rule pays nothing, so no rule is shown to be needed
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(2)),
+                     **_rule("1/L", _bowl(2), _bowl(2))})
+    assert dv.transfer_cost_word(dv.transfer_costs(dv.lr_optima(rec))) == NOT_TESTABLE

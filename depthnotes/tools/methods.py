@@ -64,7 +64,7 @@ THRESHOLDS = (
     ("ch6_budget", "DRIFT_SPLIT"),
     ("ch7_latency", "C16_MIN_R2"), ("ch7_latency", "C16_SLOPE_FACTOR"),
     ("ch7_latency", "RATIO_MARGIN"), ("ch7_latency", "C17_MIN_RATIO"),
-    ("ch7_latency", "C17_CAVEAT_FACTOR"),
+    ("ch7_latency", "C17_CAVEAT_FACTOR"), ("ch8_depth", "TRANSFER_MARGIN"),
 )
 
 

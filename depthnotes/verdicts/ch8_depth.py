@@ -237,6 +237,62 @@ def transfer_word(optima: dict[str, list[DepthOptimum]], standard: str = "standa
                     for rule, rows in optima.items() if rule != standard])
 
 
+#: X2's transfer-cost margin, in nats: reusing the base depth's best rate at a deeper depth
+#: "costs" only when its loss is clearly (evidence rule) more than this above that depth's
+#: best rate. The margin every trained comparison of the book uses (``LOSS_MARGIN``).
+TRANSFER_MARGIN = LOSS_MARGIN
+
+
+@dataclass(frozen=True)
+class TransferCost:
+    """What reusing the base depth's best rate costs at a deeper depth, for one rule."""
+
+    rule: str
+    n_layer: int
+    base_rate: float            # the best rate at the base (shallowest) depth
+    best_rate: float            # the best rate at this depth
+    cost: float                 # mean loss at base_rate minus mean loss at best_rate (>= 0)
+    clear: bool                 # the cost is clearly above TRANSFER_MARGIN (evidence rule)
+
+
+def transfer_costs(optima: dict[str, list[DepthOptimum]],
+                   margin: float = TRANSFER_MARGIN) -> dict[str, list[TransferCost]]:
+    """``{rule: [TransferCost per deeper depth]}``: the loss paid at each depth for using the
+    shallowest depth's best rate instead of that depth's own. This is the question a reader
+    asks of a transfer rule ("can I tune shallow and train deep?"), and it does not depend on
+    whether the optimum moved by one grid step or two: a flat optimum moves freely and costs
+    nothing. A depth that was not run at the base rate is left out."""
+    out = {}
+    for rule, rows in optima.items():
+        base = rows[0].best
+        costs = []
+        for o in rows[1:]:
+            if base not in o.losses:
+                continue
+            if o.best == base:
+                costs.append(TransferCost(rule, o.n_layer, base, o.best, 0.0, False))
+                continue
+            d = compare((f"lr={base:g}", o.losses[base]), (f"lr={o.best:g}", o.losses[o.best]),
+                        margin=margin)
+            costs.append(TransferCost(rule, o.n_layer, base, o.best, d.gap, d.clear))
+        out[rule] = costs
+    return out
+
+
+def transfer_cost_word(costs: dict[str, list[TransferCost]],
+                       standard: str = "standard") -> str:
+    """X2 judged by transfer cost. Not testable unless the standard parameterisation pays a
+    clear cost at some depth (the positive control: without it no rule is needed). Then a word
+    per scaled rule: reproduced when it pays no clear cost at any depth, not shown when it
+    does; combined."""
+    if standard not in costs:
+        raise KeyError(f"no rule {standard!r}; the rules are {sorted(costs)}")
+    if not any(c.clear for c in costs[standard]):
+        return NOT_TESTABLE
+    return combine([NOT_SHOWN if any(c.clear for c in rows) else REPRODUCED
+                    for rule, rows in costs.items() if rule != standard])
+
+
 # -- X3: LayerNorm Scaling -----------------------------------------------------------------
 def deep_half_cost(record, arm: str) -> list[float | None]:
     """Per seed: the mean loss rise when one block of the deeper half of the stack (blocks
