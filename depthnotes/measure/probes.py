@@ -130,6 +130,37 @@ def update_size(model, reference: torch.Tensor, idx: torch.Tensor) -> float:
 
 
 @torch.no_grad()
+def output_sensitivity(model, idx: torch.Tensor, eps: float = 1e-3, seed: int = 0) -> float:
+    """How far the output moves when every block matrix moves a little: Liu et al.'s (2020)
+    amplification, read at initialisation.
+
+    Each 2-D weight inside the blocks gets ``W + eps * std(W) * N(0, 1)`` (a perturbation of the
+    same relative size everywhere, drawn from ``seed``); the result is
+    ||F(x; theta + delta) - F(x; theta)|| / ||F(x; theta)||, per token, averaged (``F`` is
+    ``final_hidden``). A stack whose output moves more, for the same small change of every
+    weight, turns the same small update into a larger change of what it computes: Liu et al.'s
+    account of why post-norm needs warm-up and fails when deep. The model is left as it was.
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps!r}")
+    before = final_hidden(model, idx)                                  # (B, T, d)
+    gen = torch.Generator().manual_seed(int(seed))
+    saved = []
+    for block in model.h:
+        for p in block.parameters():
+            if p.ndim == 2:
+                saved.append((p, p.detach().clone()))
+                noise = torch.randn(p.shape, generator=gen, dtype=p.dtype)
+                p.add_(eps * p.std() * noise)
+    try:
+        after = final_hidden(model, idx)
+    finally:
+        for p, w in saved:
+            p.copy_(w)
+    return _token_norm(after - before) / _token_norm(before)
+
+
+@torch.no_grad()
 def layer_contribution(model, idx: torch.Tensor) -> np.ndarray:
     """Each block's relative contribution ||x_out - x_in|| / ||x_in||, shape (L,).
 
