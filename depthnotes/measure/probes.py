@@ -160,6 +160,33 @@ def output_sensitivity(model, idx: torch.Tensor, eps: float = 1e-3, seed: int = 
     return _token_norm(after - before) / _token_norm(before)
 
 
+def first_update_size(model, idx: torch.Tensor, targets: torch.Tensor, probe: torch.Tensor,
+                      lr: float, optimizer: str = "adam") -> float:
+    """DeepNet's early-update measure after ONE step from initialisation, ||F(x; theta_1) -
+    F(x; theta_0)|| on the ``probe`` batch, for a plain SGD step or Adam's first step.
+
+    Why both: DeepNet bounds the update for SGD-like steps, whose size follows the gradient;
+    Adam's first step is ``lr * sign(g)`` for every entry (its moments start at g and g^2),
+    so every parameter moves by about ``lr`` whatever its gradient, and the output's move then
+    grows with the number of parameters moved, that is with depth. A copy of ``model`` is
+    stepped; ``model`` is left as it was."""
+    import copy
+
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr!r}")
+    stepped = copy.deepcopy(model)
+    reference = final_hidden(stepped, probe)                          # (B, T, d)
+    opt = (torch.optim.Adam(stepped.parameters(), lr=lr) if optimizer == "adam"
+           else torch.optim.SGD(stepped.parameters(), lr=lr))
+    stepped.train()
+    _, loss = stepped(idx, targets)
+    loss.backward()
+    opt.step()
+    return update_size(stepped, reference, probe)
+
+
 @torch.no_grad()
 def layer_contribution(model, idx: torch.Tensor) -> np.ndarray:
     """Each block's relative contribution ||x_out - x_in|| / ||x_in||, shape (L,).
