@@ -189,3 +189,40 @@ def test_published_shapes():
     assert (by[("GPT-3", "175B")].n_layer, by[("GPT-3", "175B")].d_model) == (96, 12288)
     assert (by[("LLaMA", "65B")].n_layer, by[("LLaMA", "65B")].d_model) == (80, 8192)
     assert all(s.cite for s in PUBLISHED_SHAPES)
+
+
+def _with_identity_blocks(L, identity):
+    """A small pre-norm model whose blocks in ``identity`` write nothing (both output
+    projections zero): removing them changes nothing."""
+    import torch
+    from depthnotes import ModelConfig, Transformer
+
+    model = Transformer(ModelConfig(n_layer=L, d_model=32, n_head=2, vocab_size=16,
+                                    context=16), seed=0)
+    with torch.no_grad():
+        for i in identity:
+            for proj in (model.h[i].attn.c_proj, model.h[i].mlp.c_proj):
+                proj.weight.zero_()
+                proj.bias.zero_()
+    return model
+
+
+def test_gromov_and_shortgpt_remove_the_blocks_that_do_nothing_first():
+    import torch
+    from depthnotes.measure.redundancy import (block_influence, gromov_prune_losses,
+                                               shortgpt_prune_losses)
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randint(0, 16, (4, 16), generator=g), torch.randint(0, 16, (4, 16), generator=g)
+    model = _with_identity_blocks(8, identity=(3, 4, 5))
+    losses, starts = gromov_prune_losses(model, x, y)
+    assert losses.shape == (5,) and starts[0] == -1
+    assert starts[3] == 3                            # the contiguous run of idle blocks
+    assert losses[1:4] == pytest.approx([losses[0]] * 3, abs=1e-6)
+    assert abs(losses[4] - losses[0]) > 1e-4        # a fourth block is a working one
+    bi = block_influence(model, x)
+    assert bi[[3, 4, 5]] == pytest.approx([0, 0, 0], abs=1e-6) and (bi[[0, 1, 2, 6, 7]] > 0).all()
+    short = shortgpt_prune_losses(model, x, y, max_removed=3)
+    assert short == pytest.approx([losses[0]] * 4, abs=1e-6)
+    with pytest.raises(ValueError, match="max_removed"):
+        gromov_prune_losses(model, x, y, max_removed=8)

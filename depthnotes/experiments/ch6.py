@@ -275,3 +275,56 @@ def layer_redundancy(quick: bool = False) -> Experiment:
                   f"{BASIN_EVAL_EVERY} steps and at the end; after training, the per-layer "
                   "measures named in each arm's info['final_probes']"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: ``layer_pruning``'s design (C13 by Gromov et al.'s and ShortGPT's protocols): the width,
+#: the deep stacks that are pruned, the shallower stacks trained from scratch beside them, the
+#: one learning rate (half the best bracketed rate of budget_basin's d = 64 shape, P = 200k,
+#: L = 4: 8e-3 there; halved for stacks 6 to 12 times deeper), and the recipe.
+PRUNE_WIDTH, PRUNE_DEPTHS, PRUNE_CONTROLS, PRUNE_LR = 64, (24, 48), (6, 12), 4e-3
+PRUNE_STEPS, PRUNE_BATCH, PRUNE_CONTEXT = 2000, 16, 64
+
+
+@register
+def layer_pruning(quick: bool = False) -> Experiment:
+    from depthnotes.data.corpus import load_corpus
+
+    deep = (4,) if quick else PRUNE_DEPTHS
+    controls = (1, 2) if quick else PRUNE_CONTROLS
+    recipe = TrainConfig(steps=4 if quick else PRUNE_STEPS, batch_size=4 if quick else
+                         PRUNE_BATCH, context=16 if quick else PRUNE_CONTEXT, lr=PRUNE_LR,
+                         warmup_steps=2 if quick else 100, decay="cosine", grad_clip=1.0,
+                         eval_every=2 if quick else 500, eval_batches=1 if quick else 32,
+                         eval_seed=0)
+    base = ModelConfig(n_layer=1, d_model=PRUNE_WIDTH, n_head=2,
+                       vocab_size=load_corpus().vocab_size, context=recipe.context)
+    probes = ["angular_distances", "block_influence", "drop_last_losses",
+              "gromov_prune_losses", "gromov_prune_starts", "shortgpt_prune_losses",
+              "layer_removal_cost"]
+    arms = [Arm(f"L={L} pruned", base.replace(n_layer=L), recipe,
+                {"n_layer": L, "role": "pruned", "final_probes": probes}) for L in deep]
+    arms += [Arm(f"L={L} from scratch", base.replace(n_layer=L), recipe,
+                 {"n_layer": L, "role": "control", "final_probes": ["drop_last_losses"]})
+             for L in controls]
+    return Experiment(
+        name="layer_pruning", quick=quick,
+        description=(
+            f"Chapter 6 (C13) by the published pruning protocols: pre-norm stacks of width "
+            f"{PRUNE_WIDTH} (2 heads, GPT-2 init) at L = "
+            f"{' and '.join(map(str, PRUNE_DEPTHS))}, trained {PRUNE_STEPS:,} steps of "
+            f"{PRUNE_BATCH} x {PRUNE_CONTEXT} characters (AdamW, peak {PRUNE_LR:g}, 100 "
+            "warm-up steps, cosine decay, clipping at 1), then pruned without retraining: "
+            "for n = 0 .. L/2, Gromov et al.'s rule (remove the n contiguous blocks whose "
+            "input and output streams are closest in angle) and ShortGPT's (remove the n "
+            "blocks of lowest Block Influence), the loss measured on one fixed held-out "
+            f"batch of 64 x {PRUNE_CONTEXT} characters; the chosen blocks are picked on the "
+            "same batch. Beside them, stacks of "
+            f"{' and '.join(map(str, PRUNE_CONTROLS))} blocks of the same width trained from "
+            "scratch with the same recipe: a pruned stack is read against training a "
+            "shallower one. Validation loss on the same 32 held-out batches for every run. "
+            "3 seeds per arm (12 runs). Cut: one learning rate (no grid), no healing "
+            "fine-tune after pruning (Gromov et al. heal with QLoRA), no L = 96."),
+        measures=("training loss per step (window means); validation loss every 500 steps "
+                  "and at the end; after training, the per-layer measures named in each "
+                  "arm's info['final_probes']"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))

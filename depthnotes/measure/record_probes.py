@@ -99,7 +99,8 @@ PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe}
 #: per block application (``residual_variance``: L + 1 entries, the embedding first;
 #: ``update_cosines``: L - 1, one per pair of consecutive blocks).
 FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
-                "angular_distances", "drop_last_losses")
+                "angular_distances", "drop_last_losses", "gromov_prune_losses",
+                "gromov_prune_starts", "shortgpt_prune_losses", "block_influence")
 #: They are measured on one held-out batch (``probe_batches``) of this many sequences of the
 #: arm's context.
 PROBE_SEQUENCES = 64
@@ -115,8 +116,9 @@ def final_probes(model, corpus, arm) -> dict:
     batch."""
     from depthnotes.measure.depth_scaling import layer_removal_cost
     from depthnotes.measure.probes import residual_variance_by_layer
-    from depthnotes.measure.redundancy import (angular_distances, drop_last_losses,
-                                               update_cosines)
+    from depthnotes.measure.redundancy import (angular_distances, block_influence,
+                                               drop_last_losses, gromov_prune_losses,
+                                               shortgpt_prune_losses, update_cosines)
 
     names = arm.info.get("final_probes", ())
     for name in names:
@@ -128,7 +130,11 @@ def final_probes(model, corpus, arm) -> dict:
                "residual_variance": lambda: residual_variance_by_layer(model, x),
                "update_cosines": lambda: update_cosines(model, x),
                "angular_distances": lambda: angular_distances(model, x),
-               "drop_last_losses": lambda: drop_last_losses(model, x, y)}
+               "drop_last_losses": lambda: drop_last_losses(model, x, y),
+               "gromov_prune_losses": lambda: gromov_prune_losses(model, x, y)[0],
+               "gromov_prune_starts": lambda: gromov_prune_losses(model, x, y)[1],
+               "shortgpt_prune_losses": lambda: shortgpt_prune_losses(model, x, y),
+               "block_influence": lambda: block_influence(model, x)}
     return {name: [float(v) for v in measure[name]()] for name in names}
 
 

@@ -11,6 +11,12 @@ captured by ``probes.residual_stream``:
 * ``drop_last_losses`` — the loss with the last n blocks removed (n = 0 .. L-1), the final norm
   and the head kept (the model's own forward with ``skip``); ``probes.skip_layer_losses`` gives
   the loss with one block removed.
+* ``gromov_prune_losses`` — the pruning rule of Gromov et al. (2024): for each n, remove the n
+  contiguous blocks whose input and output streams are closest in angle (the start l that
+  minimises the angular distance between x_l and x_{l+n}), and report the loss.
+* ``shortgpt_prune_losses`` — the rule of ShortGPT (Men et al. 2024): score each block by its
+  Block Influence, 1 - cos(x_{i-1}, x_i), and remove the n blocks of lowest influence,
+  wherever they are.
 
 Each is per token (over d_model), then averaged over batch and time. None changes the model.
 
@@ -72,6 +78,62 @@ def drop_last_losses(model, idx: torch.Tensor, targets: torch.Tensor) -> np.ndar
     with eval_mode(model):
         return np.array([float(model(idx, targets, skip=range(L - n, L))[1])
                          for n in range(L)])
+
+
+def _angle(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Mean angle between two streams, per token, as a fraction of pi."""
+    return float((torch.arccos(_per_token_cos(a, b).clamp(-1.0, 1.0)) / torch.pi).mean())
+
+
+@torch.no_grad()
+def gromov_prune_losses(model, idx: torch.Tensor, targets: torch.Tensor,
+                        max_removed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gromov et al.'s rule: for n = 0 .. ``max_removed`` (default L // 2), the loss with the
+    n contiguous blocks l .. l+n-1 removed whose ends x_l, x_{l+n} are closest in angle.
+    Returns ``(losses, starts)``, each (max_removed + 1,): entry n is the loss and the first
+    removed block (0-based; -1 for n = 0). Blocks are chosen on ``idx`` itself."""
+    check_probe_input(model, idx)
+    L = model.config.n_layer
+    top = L // 2 if max_removed is None else max_removed
+    if not 0 <= top < L:
+        raise ValueError(f"max_removed must be in 0 .. {L - 1}, got {top}")
+    xs = residual_stream(model, idx)                                # L + 1 streams (B, T, d)
+    losses, starts = [], []
+    with eval_mode(model):
+        for n in range(top + 1):
+            if n == 0:
+                start = -1
+                skip = ()
+            else:
+                start = min(range(L - n + 1), key=lambda l: _angle(xs[l], xs[l + n]))
+                skip = range(start, start + n)
+            losses.append(float(model(idx, targets, skip=skip)[1]))
+            starts.append(start)
+    return np.array(losses), np.array(starts)
+
+
+@torch.no_grad()
+def block_influence(model, idx: torch.Tensor) -> np.ndarray:
+    """ShortGPT's Block Influence of each block, 1 - cos(x_{i-1}, x_i) per token, averaged: (L,).
+    Low influence = the block hardly turns the stream."""
+    xs = residual_stream(model, idx)
+    return np.array([1.0 - float(_per_token_cos(a, b).mean()) for a, b in zip(xs, xs[1:])])
+
+
+@torch.no_grad()
+def shortgpt_prune_losses(model, idx: torch.Tensor, targets: torch.Tensor,
+                          max_removed: int | None = None) -> np.ndarray:
+    """ShortGPT's rule: the loss with the n blocks of lowest Block Influence removed, for
+    n = 0 .. ``max_removed`` (default L // 2): shape (max_removed + 1,)."""
+    check_probe_input(model, idx)
+    L = model.config.n_layer
+    top = L // 2 if max_removed is None else max_removed
+    if not 0 <= top < L:
+        raise ValueError(f"max_removed must be in 0 .. {L - 1}, got {top}")
+    order = np.argsort(block_influence(model, idx), kind="stable")      # least influence first
+    with eval_mode(model):
+        return np.array([float(model(idx, targets, skip=sorted(int(i) for i in order[:n]))[1])
+                         for n in range(top + 1)])
 
 
 def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
