@@ -155,3 +155,23 @@ def test_the_pages_fast_run_trains_every_arm():
     for r in results:
         assert set(r["final"]) >= {"accuracy_k1", "accuracy_k2"}
         assert len(r["curves"]["accuracy_k2"]) == len(r["curves"]["accuracy_steps"]) == 2
+
+
+def test_a_fitted_rule_scored_out_of_sample_does_not_flatter_itself():
+    """The window rule fitted on a sample scores that sample too well (it has seen its
+    answers); fitted on every sequence and scored on every sequence it is exact; fitted on
+    one sample and scored on another it stays at or below the exact optimum (up to sampling
+    error), while the in-sample score of a small sample sits clearly above it."""
+    task = InductionHops(hops=(1, 2, 3, 4), n_symbols=4, length=9)
+    every = torch.tensor(every_sequence(4, 9))
+    exact = baselines_module.hop_baselines(task, every, 4, window=6)["window"]
+    assert baselines_module.hop_baselines(task, every, 4, window=6, fit_symbols=every)[
+        "window"] == pytest.approx(exact, abs=1e-12)
+    g = torch.Generator().manual_seed(0)
+    small, other = task.symbols(300, g), task.symbols(20000, g)
+    inside = baselines_module.hop_baselines(task, small, 4, window=6)["window"]
+    outside = baselines_module.hop_baselines(task, other, 4, window=6,
+                                             fit_symbols=small)["window"]
+    assert inside > exact                          # the in-sample score flatters itself
+    assert outside < exact + 0.01                  # out of sample it does not
+    assert outside < inside - 0.05

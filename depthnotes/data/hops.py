@@ -228,16 +228,10 @@ def causal_doubling_reach(n: int, rounds: int, samples: int = 4000,
 INDUCTION_BASELINES = ("current_symbol", "best_shorter_hop", "shorter_hops", "window")
 
 
-def best_guess(observed, answer, n_symbols: int) -> float:
-    """The accuracy of the best rule that answers ``answer`` (N,) from ``observed`` (N, m)
-    (symbols, or -100 for none), over these N cases, for a task whose distribution a renaming
-    of the ``n_symbols`` symbols leaves unchanged.
-
-    The rule is found up to that renaming: for each *pattern* of the observed entries (which
-    are equal, which missing) it answers the entry most often right or, when a symbol none
-    of them shows is likelier, one such symbol (right with that mass shared among the unseen
-    symbols). That is the best rule there is when the N cases are the whole distribution,
-    and it does not overfit rare combinations of symbols when they are a sample of it."""
+def _patterns(observed, answer):
+    """Each case's pattern (which observed entries are equal, which missing: a code that a
+    renaming of the symbols leaves unchanged), its label (the first entry equal to the
+    answer, or m + 1 when no entry is) and how many distinct symbols it shows."""
     import numpy as np
 
     from depthnotes.data.tasks import IGNORE
@@ -250,15 +244,46 @@ def best_guess(observed, answer, n_symbols: int) -> float:
     hit = observed == answer[:, None]
     label = np.where(hit.any(1), hit.argmax(1), m + 1)                      # m + 1: unseen
     pattern = (first * (m + 2) ** np.arange(m, dtype=np.int64)).sum(1)
+    return pattern, label, seen, m
+
+
+def best_guess(observed, answer, n_symbols: int, score_on=None) -> float:
+    """The accuracy of the best rule that answers ``answer`` (N,) from ``observed`` (N, m)
+    (symbols, or -100 for none), for a task whose distribution a renaming of the
+    ``n_symbols`` symbols leaves unchanged.
+
+    The rule is found up to that renaming: for each *pattern* of the observed entries (which
+    are equal, which missing) it answers the entry most often right or, when a symbol none
+    of them shows is likelier, one such symbol (right with that mass shared among the unseen
+    symbols). That is the best rule there is when the N cases are the whole distribution
+    (an exact enumeration). When they are a sample, the rule fitted on it scores itself too
+    well (it has seen the answers it is scored on); ``score_on=(observed2, answer2)`` fits the
+    rule on the first cases and scores it on the second, out of sample. A pattern the fitting
+    cases never showed is answered with an unseen symbol."""
+    import numpy as np
+
+    pattern, label, seen, m = _patterns(observed, answer)
+    N = len(pattern)
     pairs, at, counts = np.unique(pattern * (m + 2) + label, return_index=True,
                                   return_counts=True)      # sorted: grouped by pattern
     score = np.where(pairs % (m + 2) == m + 1,
                      counts / np.maximum(n_symbols - seen[at], 1), counts)
     starts = np.flatnonzero(np.r_[True, np.diff(pairs // (m + 2)) != 0])
-    return float(np.maximum.reduceat(score, starts).sum() / N)
+    if score_on is None:
+        return float(np.maximum.reduceat(score, starts).sum() / N)
+    # the fitted rule: for each pattern, the label with the best score
+    best = np.array([pairs[s + np.argmax(score[s:e])] % (m + 2)
+                     for s, e in zip(starts, np.r_[starts[1:], len(pairs)])])
+    rule = dict(zip(pairs[starts] // (m + 2), best))
+    t_pattern, t_label, t_seen, _ = _patterns(*score_on)
+    guess = np.array([rule.get(p, m + 1) for p in t_pattern])
+    right = np.where(guess == m + 1,
+                     (t_label == m + 1) / np.maximum(n_symbols - t_seen, 1),
+                     guess == t_label)
+    return float(right.mean())
 
 
-def hop_baselines(task, symbols, k: int, window: int = 0) -> dict:
+def hop_baselines(task, symbols, k: int, window: int = 0, fit_symbols=None) -> dict:
     """Rules that stop short of k hops on ``tasks.InductionHops``, scored exactly over the
     sequences ``symbols`` (B, length), every position with a k-hop answer counted once:
 
@@ -273,38 +298,67 @@ def hop_baselines(task, symbols, k: int, window: int = 0) -> dict:
       the window they answer one hop exactly (and so on for more hops).
 
     On every sequence of a small alphabet and length (all equally likely, as the task draws
-    them) these are exact; ``induction_baselines`` takes them over many random sequences."""
+    them) these are exact. On a sample, the two fitted rules (``shorter_hops``, ``window``)
+    would score the sample they were fitted on: with ``fit_symbols`` they are fitted on those
+    sequences and scored on ``symbols`` (``induction_baselines`` does so)."""
     import numpy as np
 
     from depthnotes.data.tasks import IGNORE
 
     check_int("k", k, minimum=1)
     check_int("window", window, minimum=0)
-    answer = task.answers(symbols, k).numpy().ravel()
-    scored = answer != IGNORE
-    if not scored.any():
-        raise ValueError(f"no position of these sequences has a {k}-hop answer")
-    answer = answer[scored]
-    shorter = np.stack([task.answers(symbols, j).numpy().ravel()[scored]
-                        for j in range(k)], 1)                                # (N, k)
+
+    def cases(seqs):
+        """(shorter (N, k), back (N, window + 1) or None, answer (N,)) of the scored
+        positions of ``seqs``."""
+        answer = task.answers(seqs, k).numpy().ravel()
+        scored = answer != IGNORE
+        if not scored.any():
+            raise ValueError(f"no position of these sequences has a {k}-hop answer")
+        shorter = np.stack([task.answers(seqs, j).numpy().ravel()[scored]
+                            for j in range(k)], 1)                            # (N, k)
+        back = None
+        if window:
+            s = seqs.numpy()
+            B, T = s.shape
+            back = np.stack([np.pad(s, ((0, 0), (w, 0)), constant_values=IGNORE)[:, :T]
+                             for w in range(window + 1)], 2)                 # (B, T, w + 1)
+            back = back.reshape(B * T, -1)[scored]
+        return shorter, back, answer[scored]
+
+    import numpy as np
+
+    from depthnotes.data.tasks import IGNORE
+
+    shorter, back, answer = cases(symbols)
+    fit = None if fit_symbols is None else cases(fit_symbols)
     right = (shorter == answer[:, None]).mean(0)
-    out = {"current_symbol": float(right[0]), "best_shorter_hop": float(right.max()),
-           "shorter_hops": best_guess(shorter, answer, task.n_symbols)}
-    if window:
-        s = symbols.numpy()
-        B, T = s.shape
-        back = np.stack([np.pad(s, ((0, 0), (w, 0)), constant_values=IGNORE)[:, :T]
-                         for w in range(window + 1)], 2)                     # (B, T, w + 1)
-        out["window"] = best_guess(back.reshape(B * T, -1)[scored], answer, task.n_symbols)
+    out = {"current_symbol": float(right[0]), "best_shorter_hop": float(right.max())}
+    if fit is None:
+        out["shorter_hops"] = best_guess(shorter, answer, task.n_symbols)
+        if window:
+            out["window"] = best_guess(back, answer, task.n_symbols)
+    else:
+        out["shorter_hops"] = best_guess(fit[0], fit[2], task.n_symbols,
+                                         score_on=(shorter, answer))
+        if window:
+            out["window"] = best_guess(fit[1], fit[2], task.n_symbols,
+                                       score_on=(back, answer))
     return out
 
 
 def induction_baselines(task, k: int, window: int = 0, n_sequences: int = 4096,
                         seed: int = 2024) -> dict:
-    """``hop_baselines`` over ``n_sequences`` random sequences of ``task`` (seeded): an
-    estimate whose sampling error is about 0.001 at the defaults for length 64."""
+    """``hop_baselines`` on random sequences of ``task`` (seeded), out of sample: the fitted
+    rules are fitted on ``n_sequences`` sequences and scored on ``n_sequences`` others (a rule
+    scored on its own fitting sample overstates itself, by about 0.03 for the 8-symbol window
+    at k = 8 and the defaults). Scored on 4,096 sequences of length 64 at k = 8 (about 0.1 M
+    positions), a rate's binomial standard error is about 0.0015; the fitted rule's own
+    error (it is fitted on a finite sample) comes on top, and the test suite measures both."""
     check_int("n_sequences", n_sequences, minimum=1)
     import torch
 
-    symbols = task.symbols(n_sequences, torch.Generator().manual_seed(seed))
-    return hop_baselines(task, symbols, k, window)
+    g = torch.Generator().manual_seed(seed)
+    fit = task.symbols(n_sequences, g)
+    symbols = task.symbols(n_sequences, g)
+    return hop_baselines(task, symbols, k, window, fit_symbols=fit)
