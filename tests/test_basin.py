@@ -277,3 +277,28 @@ def test_gap_trend_compares_the_seeds_changes_by_the_evidence_rule():
     assert gap_trend([-0.2, -0.21, 0.05], shallow) == STEADY          # at 3 seeds it does
     with pytest.raises(ValueError, match="at least 3"):
         gap_trend([-0.2, -0.2], [0.0, 0.0])
+
+
+def test_c14_parts_judge_each_end_and_the_middle_on_its_own():
+    from depthnotes.verdicts.ch6_budget import WIDE_EXTREME, c14_parts
+
+    # the claim's shape, but the widest shape (L = 1, d = 64: d/L 64) is far from the extreme
+    parts = {o.part: o for o in c14_parts({200_000: judge_basin(200_000, KAPLAN)})}
+    assert parts["thin end"].word == REPRODUCED and parts["broad middle"].word == REPRODUCED
+    assert parts["wide end"].word == NOT_TESTABLE
+    assert f"{WIDE_EXTREME}" in parts["wide end"].reason
+    # a wide enough shallow end is judged: worse -> reproduced; in the basin -> not shown
+    wide = [(label, L, 64 * WIDE_EXTREME // 64 * (L == 1) or d, losses)
+            for label, L, d, losses in KAPLAN]
+    parts = {o.part: o.word for o in c14_parts({1: judge_basin(1, wide)})}
+    assert parts["wide end"] == REPRODUCED
+    lap = [(label, L, WIDE_EXTREME if L == 1 else d, losses) for label, L, d, losses in LAPTOP]
+    parts = {o.part: o.word for o in c14_parts({1: judge_basin(1, lap)})}
+    assert parts == {"thin end": REPRODUCED, "wide end": NOT_SHOWN,
+                     "broad middle": NOT_SHOWN}
+    # an unbracketed grid makes every part not testable at that budget
+    at_edge = best_rate({1e-3: [1.70, 1.71, 1.72], 2e-3: [1.80, 1.81, 1.82]})
+    b = judge_basin(1, KAPLAN, picks={"L=4": at_edge})
+    assert {o.word for o in c14_parts({1: b})} == {NOT_TESTABLE}
+    with pytest.raises(ValueError, match="at least one"):
+        c14_parts({})

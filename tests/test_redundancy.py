@@ -226,3 +226,49 @@ def test_gromov_and_shortgpt_remove_the_blocks_that_do_nothing_first():
     assert short == pytest.approx([losses[0]] * 4, abs=1e-6)
     with pytest.raises(ValueError, match="max_removed"):
         gromov_prune_losses(model, x, y, max_removed=8)
+
+
+def _pruning_record(curves, scratch):
+    """A layer_pruning-like record: per pruned depth, per seed, one loss curve for both
+    protocols; controls with their full loss."""
+    from depthnotes.experiments.records import Record
+
+    arms, runs = [], []
+    for L, per_seed in curves.items():
+        name = f"L={L} pruned"
+        arms.append({"name": name, "model": {}, "recipe": {},
+                     "info": {"n_layer": L, "role": "pruned"}})
+        runs += [{"arm": name, "seed": s, "final": {"gromov_prune_losses": c,
+                                                     "shortgpt_prune_losses": c}}
+                 for s, c in enumerate(per_seed)]
+    for L, losses in scratch.items():
+        name = f"L={L} from scratch"
+        arms.append({"name": name, "model": {}, "recipe": {},
+                     "info": {"n_layer": L, "role": "control"}})
+        runs += [{"arm": name, "seed": s, "final": {"drop_last_losses": [v, v + 1]}}
+                 for s, v in enumerate(losses)]
+    return Record(name="x", quick=True, description="", measures="", command="",
+                  config={"arms": arms, "seeds": list(range(len(losses))), "data": {}},
+                  runs=runs, provenance={})
+
+
+def test_judge_pruning_counts_cuts_within_the_fraction_and_needs_half_the_stack():
+    from depthnotes.verdicts.ch6_redundancy import judge_pruning, pruning_rule
+
+    flat = [1.0, 1.01, 1.02, 1.03, 1.04, 1.5]         # L = 10: 4 cuts within 5 %, of 5
+    steep = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+    many = [1.0, 1.01, 1.02, 1.03, 1.04, 1.049]       # all 5 cuts within 5 %: half of 10
+    c = judge_pruning(_pruning_record({10: [many] * 3}, {5: [1.0, 1.0, 1.0]}))
+    assert c.depths[0].removable["Gromov"] == (5, 5, 5) and c.word == REPRODUCED
+    assert c.depths[0].half_cost("ShortGPT") == pytest.approx((0.049,) * 3)
+    assert c.scratch == {5: (1.0, 1.0, 1.0)}
+    # one seed short of half vetoes "every seed": many blocks are not shown
+    c = judge_pruning(_pruning_record({10: [many, many, flat]}, {5: [1.0] * 3}))
+    assert c.depths[0].removable["ShortGPT"] == (5, 5, 4) and c.word == NOT_SHOWN
+    c = judge_pruning(_pruning_record({10: [steep] * 3}, {5: [1.0] * 3}))
+    assert c.depths[0].removable["Gromov"] == (0, 0, 0) and c.word == NOT_SHOWN
+    c = judge_pruning(_pruning_record({10: [many] * 2}, {5: [1.0] * 2}))
+    assert c.word == NOT_TESTABLE                      # two seeds
+    with pytest.raises(ValueError, match="pruned"):
+        judge_pruning(_pruning_record({}, {5: [1.0] * 3}))
+    assert "50%" in pruning_rule() and "5%" in pruning_rule()

@@ -7,6 +7,8 @@ the real models' shapes are ``data.published_shapes``.
   ``budget_basin``; ``basin_claim_word`` turns the basins into the claims page's word.
 * ``end_gap_trend`` follows the gap between a budget's deepest and shallowest shape over the
   record's evaluations (is it closing with more tokens?), by the rule ``gap_trend_rule`` states.
+* ``c14_parts`` splits C14 into its three parts (thin end, wide end, broad middle);
+  ``basin_grid`` loads the six-rate grid (``BASIN_RECORDS``) that chapters 6 and 7 read.
 * ``aspect_claim_word`` judges C15 on ``PUBLISHED_SHAPES`` by the rule ``aspect_rule`` states.
 """
 
@@ -245,6 +247,71 @@ def basin_claim_word(basins) -> str:
     if not basins:
         raise ValueError("basins must hold at least one budget's Basin")
     return combine([b.word for b in basins])
+
+
+#: The records that together train every basin shape at six rates (1x, 2x, 4x, 8x, 16x and
+#: 32x the 1/d rule's): the one place that names them, for chapter 6's verdict and chapter 7's
+#: loss axis alike.
+BASIN_RECORDS = ("budget_basin", "budget_basin_lr", "budget_basin_lr_high",
+                 "budget_basin_lr_top")
+
+
+def basin_grid():
+    """``(grid, basins, chosen)``: the basin records combined into one grid
+    (``records.combine_records``), its ``Basin`` per budget (each shape at its best rate), and
+    the grid reduced to those best-rate arms (``Record.select``): what chapter 6 judges and
+    chapter 7 reads its losses from, so that the two chapters quote the same loss per shape."""
+    from depthnotes.experiments.records import combine_records, load_record
+
+    grid = combine_records(*(load_record(name) for name in BASIN_RECORDS))
+    basins = basins_from_record(grid, "eval_loss")
+    chosen = grid.select(s.label for b in basins.values() for s in b.shapes)
+    return grid, basins, chosen
+
+
+#: C14's wide extreme: Kaplan et al.'s flat region runs to aspect ratios of a few hundred
+#: (their Fig. 5); a budget tests "the wide end is worse" only when its shallowest shape is at
+#: least this wide for its depth. One block at d/L >= 400 needs P = 12 d^2 >= 1.9M
+#: non-embedding parameters, out of this laptop's reach.
+WIDE_EXTREME = 400
+
+
+def c14_parts(basins: dict[int, Basin]) -> list:
+    """C14's three parts, each an ``evidence.Outcome`` (word, part, reason), judged on every
+    budget's ``Basin`` and combined over budgets (``combine``):
+
+    * ``thin end``: the deepest, thinnest shape is clearly worse than the best;
+    * ``wide end``: the shallowest, widest shape is clearly worse, testable only at budgets
+      whose shallowest shape reaches ``WIDE_EXTREME`` (otherwise not testable here: the design
+      cannot reach the extreme the claim is about);
+    * ``broad middle``: the basin holds at least ``BROAD_SHAPES`` shapes.
+
+    A budget whose grid does not bracket every shape's best rate makes every part not testable
+    there. The claim's headline is ``combine`` of the parts' words (``claim_outcome``)."""
+    from depthnotes.verdicts.evidence import Outcome
+
+    if not basins:
+        raise ValueError("basins must hold at least one budget's Basin")
+    rows = []
+    for part, holds, reach in (
+            ("thin end", lambda b: b.deep_worse, lambda b: True),
+            ("wide end", lambda b: b.shallow_worse,
+             lambda b: b.shallow.aspect_ratio >= WIDE_EXTREME),
+            ("broad middle", lambda b: b.broad, lambda b: True)):
+        words, why = [], None
+        for b in basins.values():
+            if not b.testable[0]:
+                words.append(NOT_TESTABLE)
+                why = b.testable[1]
+            elif not reach(b):
+                words.append(NOT_TESTABLE)
+                why = (f"the widest shape reachable, L = 1 at d/L = {b.shallow.aspect_ratio:.0f}"
+                       f", is inside the flat range (the extreme is d/L >= {WIDE_EXTREME})")
+            else:
+                words.append(REPRODUCED if holds(b) else NOT_SHOWN)
+        word = combine(words)
+        rows.append(Outcome(word, part, why if word == NOT_TESTABLE else None))
+    return rows
 
 
 # -- the ends over training (C14: does the regime change with more tokens?) -------------------

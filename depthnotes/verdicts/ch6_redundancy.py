@@ -101,3 +101,82 @@ def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> Redunda
     return RedundancyCheck(tuple(later_mean_cosine(c) for c in trained_cosines),
                            tuple(later_mean_cosine(c) for c in untrained_cosines),
                            tuple(removable_count(d) for d in drops), int(drops[0].size))
+
+
+# -- C13 by the published pruning protocols (record layer_pruning) ---------------------------
+#: The two protocols of the record, by the final probe that holds each one's losses.
+PRUNING_PROTOCOLS = {"Gromov": "gromov_prune_losses", "ShortGPT": "shortgpt_prune_losses"}
+
+
+def pruning_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
+    """The rule ``judge_pruning`` applies, as a sentence for the page."""
+    return (f"For each pruned depth and each protocol (Gromov et al.: the n contiguous blocks "
+            f"whose ends are closest in angle; ShortGPT: the n blocks of lowest Block "
+            f"Influence), a model's removable count is the number of cuts n >= 1 that keep "
+            f"the loss on the probe batch within {rel:.0%} of the full model's, without "
+            f"retraining. Many blocks can go when, at every pruned depth, every seed can lose "
+            f"at least {many:.0%} of its blocks by at least one protocol: reproduced; fewer: "
+            f"not shown here. Fewer than {MIN_SEEDS} seeds per depth: not testable. Beside it, "
+            f"not in the word: the stack cut to L/2 against one trained at L/2 from scratch.")
+
+
+@dataclass(frozen=True)
+class PruningDepth:
+    """One pruned depth of ``layer_pruning``: per protocol and per seed, the loss after
+    removing n = 0 .. L/2 blocks (n = 0 is the full model) and the removable count."""
+
+    n_layer: int
+    losses: dict          # {protocol: ((loss per n) per seed)}
+    removable: dict       # {protocol: (removable count per seed)}
+
+    @property
+    def seeds(self) -> int:
+        return len(next(iter(self.removable.values())))
+
+    @property
+    def many(self) -> bool:
+        """Every seed reaches MANY_FRACTION of its blocks by at least one protocol."""
+        best = [max(per_seed) for per_seed in zip(*self.removable.values())]
+        return min(best) >= MANY_FRACTION * self.n_layer
+
+    def half_cost(self, protocol: str) -> tuple[float, ...]:
+        """Per seed: loss after removing L/2 blocks minus the full model's."""
+        return tuple(c[self.n_layer // 2] - c[0] for c in self.losses[protocol])
+
+
+@dataclass(frozen=True)
+class PruningCheck:
+    """``judge_pruning``'s result: the pruned depths, and the from-scratch controls' loss on
+    the same probe batch ({n_layer: per seed})."""
+
+    depths: tuple[PruningDepth, ...]
+    scratch: dict
+
+    @property
+    def word(self) -> str:
+        if any(d.seeds < MIN_SEEDS for d in self.depths):
+            return NOT_TESTABLE
+        return REPRODUCED if all(d.many for d in self.depths) else NOT_SHOWN
+
+
+def judge_pruning(record) -> PruningCheck:
+    """Apply ``pruning_rule`` to a ``layer_pruning`` record: arms with info role 'pruned'
+    carry the protocols' losses; arms with role 'scratch' (or 'from scratch') are the
+    controls, read from entry 0 of their ``drop_last_losses`` (the full model's loss on the
+    same probe batch)."""
+    depths, scratch = [], {}
+    for name in record.arms:
+        info = record.arm(name)["info"]
+        runs = [record.run(name, s)["final"] for s in record.seeds]
+        if info.get("role") == "pruned":
+            losses = {p: tuple(tuple(float(v) for v in r[key]) for r in runs)
+                      for p, key in PRUNING_PROTOCOLS.items()}
+            removable = {p: tuple(removable_count(c) for c in per_seed)
+                         for p, per_seed in losses.items()}
+            depths.append(PruningDepth(int(info["n_layer"]), losses, removable))
+        else:
+            scratch[int(info["n_layer"])] = tuple(float(r["drop_last_losses"][0])
+                                                  for r in runs)
+    if not depths:
+        raise ValueError(f"record {record.name!r} has no arm with info role 'pruned'")
+    return PruningCheck(tuple(sorted(depths, key=lambda d: d.n_layer)), scratch)
