@@ -38,7 +38,7 @@ IDS = [p.name for p in NOTEBOOKS]
 
 MAX_SIG_DIGITS = 6
 MAX_STATEMENTS = 15
-MAX_COLS = 88
+MAX_COLS = 76
 
 #: Cells that other work owns for now, by what they hold (not by position, which moves):
 #: exercise solutions and checks (``### BEGIN SOLUTION``, ``depthnotes.course.check``), and the
