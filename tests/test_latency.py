@@ -323,9 +323,14 @@ def test_block_scaling_tells_overhead_from_bandwidth():
 
 
 # -- chapter 6's shapes ---------------------------------------------------------------------
-def test_budget_sweep_shapes_read_the_record():
-    record = load_record(ch7_latency.BUDGET_SWEEP_RECORD)
+def test_budget_sweep_shapes_read_chapter_6s_best_rates():
+    from depthnotes.verdicts.ch6_budget import basin_grid
+
+    _, basins, record = basin_grid()
     shapes = budget_sweep_shapes(min_context=100)
+    # the same loss per shape as chapter 6's basins
+    chosen = {s.label: s.summary.mean for b in basins.values() for s in b.shapes}
+    assert [s.loss for s in shapes] == pytest.approx([chosen[a] for a in record.arms])
     assert len(shapes) == len(record.arms)
     final = record.final("eval_loss")
     for s, arm in zip(shapes, record.arms):
@@ -339,7 +344,7 @@ def test_budget_sweep_shapes_read_the_record():
 
 
 def test_budget_sweep_shapes_average_the_seeds():
-    data = json.loads(load_record(ch7_latency.BUDGET_SWEEP_RECORD).path.read_text())
+    data = json.loads(load_record("budget_basin").path.read_text())
     seed = data["config"]["seeds"][0]          # one seed of the record, then a second one
     data["runs"] = [r for r in data["runs"] if r["seed"] == seed]
     data["config"]["seeds"] = [seed, seed + 1]

@@ -29,8 +29,8 @@ honestly and returns plain data (dataclasses; plots live in the notebooks):
   ridge point (peak FLOP/s / read rate) where arithmetic would start to limit it.
 * ``block_scaling`` — along a family of shapes, whether a block's time follows its bytes
   (bandwidth-bound) or stays put as the width changes (overhead-bound).
-* ``budget_sweep_shapes`` — chapter 6's trained shapes and their losses, read from its record
-  (``BUDGET_SWEEP_RECORD``), for timing the same shapes.
+* ``budget_sweep_shapes`` — chapter 6's trained shapes and their losses (each at its best
+  rate of chapter 6's grid, ``ch6_budget.basin_grid``), for timing the same shapes.
 * ``fit_latency`` — the least-squares line ms/token = a + b*L, with R^2: the book's one line
   fit (``fitting.linear_fit``), whose ``intercept`` is a and ``slope`` is b;
   ``round_intercepts`` refits it round by round, to show how far the intercept moves.

@@ -190,9 +190,9 @@ def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
 
 
 # -- chapter 6's shapes -------------------------------------------------------------------
-#: Chapter 6's budget sweep, whose shapes and losses chapter 7 times: the one place that
-#: names the record, so a renamed record is a change of this line.
-BUDGET_SWEEP_RECORD = "budget_basin"
+# Chapter 7 times the shapes chapter 6 trains and reads their losses from the same place as
+# chapter 6's verdict: each shape at its best rate of the six-rate grid
+# (``ch6_budget.basin_grid``, whose ``BASIN_RECORDS`` is the one place that names the records).
 
 
 @dataclass(frozen=True)
@@ -211,13 +211,17 @@ def budget_sweep_shapes(record=None, metric: str = "eval_loss",
                         min_context: int = 0) -> list[SweepShape]:
     """The shapes of chapter 6's budget sweep with their final ``metric``, in the record's order.
 
-    ``record`` is a ``records.Record``, a record name, or None for ``BUDGET_SWEEP_RECORD``.
+    ``record`` is a ``records.Record``, a record name, or None for chapter 6's grid with each
+    shape at its best rate (``ch6_budget.basin_grid``): the losses chapter 6 judges.
     Each arm's stored model config is used as it was trained, its context raised to at least
     ``min_context`` (the positions a timing needs; it changes no weight that a step reads)."""
     from depthnotes.experiments.records import Record, load_record
 
-    if not isinstance(record, Record):
-        record = load_record(record or BUDGET_SWEEP_RECORD)
+    if record is None:
+        from depthnotes.verdicts.ch6_budget import basin_grid
+        record = basin_grid()[2]
+    elif not isinstance(record, Record):
+        record = load_record(record)
     final = record.final(metric)
     shapes = []
     for name in record.arms:
