@@ -509,3 +509,17 @@ def test_kv_cache_bytes_count_a_key_and_a_value_per_block_and_position():
     assert latency.decode_kv_bytes(deep, 100) == 2 * latency.decode_kv_bytes(cfg, 100)
     with pytest.raises(ValueError, match="positions"):
         latency.decode_kv_bytes(cfg, -1)
+
+
+def test_machine_probes_work_without_sysconf_or_a_load_average(monkeypatch):
+    """Windows has neither os.sysconf_names nor os.getloadavg: the probes fall back."""
+    from depthnotes.bench import latency
+    from depthnotes.training import runtime
+
+    monkeypatch.delattr(latency.os, "sysconf_names", raising=False)
+    assert latency._cache_from_sysconf() is None
+    monkeypatch.delattr(runtime.os, "getloadavg", raising=False)
+    info = runtime.machine_info()
+    assert info.load_average is None and info.load_text == "load average unknown"
+    assert not latency.machine_busy(info)
+    assert runtime.MachineInfo("x", 1, "2", "3.11", 0.74).load_text == "load average 0.7"

@@ -132,3 +132,16 @@ def test_runs_in_a_jupyter_kernel(tmp_path):
     assert [o.get("output_type") for o in out] == ["stream"], out
     expected = run_parallel(run_job, tiny_jobs(seeds=(0, 1))[:2], workers=1)
     assert out[0]["text"].strip() == repr([r["curves"]["eval_loss"] for r in expected])
+
+
+def test_without_a_fork_server_workers_are_spawned(monkeypatch):
+    """Windows has no fork server: run_parallel falls back to spawn and computes the same."""
+    from depthnotes.experiments import parallel
+
+    assert parallel.start_method() in multiprocessing.get_all_start_methods()
+    monkeypatch.setattr(parallel.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert parallel.start_method() == "spawn"
+    jobs = tiny_jobs(seeds=(0,))
+    spawned, in_turn = (run_parallel(run_job, jobs, workers=w) for w in (2, 1))
+    for a, b in zip(in_turn, spawned):     # the same floats exactly
+        assert a["curves"] == b["curves"] and a["final"] == b["final"]

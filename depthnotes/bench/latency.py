@@ -213,7 +213,7 @@ def _parse_size(text: str) -> int:
 def _cache_from_sysconf() -> CacheSize | None:
     for level in (3, 2):
         name = f"SC_LEVEL{level}_CACHE_SIZE"
-        if name in os.sysconf_names:
+        if name in getattr(os, "sysconf_names", {}):     # no sysconf on Windows
             try:
                 size = os.sysconf(name)
             except (OSError, ValueError):

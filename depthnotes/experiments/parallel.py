@@ -44,6 +44,7 @@ from depthnotes.core.checks import check_int
 from depthnotes.training.runtime import no_inner_progress, pin, quiet
 
 #: The start method: workers forked from a clean server process, never from the caller.
+#: Where the platform has no fork server (Windows), ``start_method`` falls back to "spawn".
 START_METHOD = "forkserver"
 #: What the fork server imports once, so that each forked worker starts with it loaded.
 PRELOAD = ["torch", "depthnotes.experiments.registry"]
@@ -51,6 +52,13 @@ PRELOAD = ["torch", "depthnotes.experiments.registry"]
 
 class JobError(RuntimeError):
     """A job of ``run_parallel`` failed; the message names it and carries the worker's error."""
+
+
+def start_method() -> str:
+    """``START_METHOD`` where this platform has it, else "spawn" (Windows has no fork server):
+    a spawned worker starts a fresh interpreter and imports the package itself, slower to
+    start but computing the same bits with one thread."""
+    return START_METHOD if START_METHOD in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def available_cores() -> int:
@@ -125,8 +133,10 @@ def _run_here(fn, jobs, costs, labels, bar) -> list:
 
 
 def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
-    ctx = multiprocessing.get_context(START_METHOD)
-    ctx.set_forkserver_preload(PRELOAD)        # takes effect when the server first starts
+    method = start_method()
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(PRELOAD)    # takes effect when the server first starts
     results = [None] * len(jobs)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                              initializer=_init_worker) as pool:

@@ -81,6 +81,14 @@ class MachineInfo:
     python: str
     load_average: float | None  # 1-minute load average when measured (None if unknown)
 
+    @property
+    def load_text(self) -> str:
+        """"load average 0.7", or "load average unknown" where the OS does not report it
+        (Windows), for a page's printout."""
+        if self.load_average is None:
+            return "load average unknown"
+        return f"load average {self.load_average:.1f}"
+
 
 def cpu_name() -> str:
     """The CPU's model name (from /proc/cpuinfo on Linux), or what ``platform`` knows."""
