@@ -21,8 +21,8 @@ import torch
 
 from depthnotes import ModelConfig, Transformer
 from depthnotes.course.answers import EXERCISES
-from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, Number,
-                                     check, describe)
+from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, NotAnswered,
+                                     Number, check, describe)
 from depthnotes.core.fitting import LinearFit
 from depthnotes.bench.latency import LatencyResult, Timing
 from depthnotes.training.runtime import MachineInfo
@@ -240,23 +240,42 @@ def test_each_known_mistake_gets_its_own_hint(exercise):
 
 
 @pytest.mark.parametrize("exercise", list(CASES))
-def test_a_placeholder_is_not_answered_yet(exercise):
+def test_a_placeholder_is_not_answered_yet(exercise, capsys, monkeypatch):
+    """A student's *Run all* goes on past an unanswered exercise (it prints so, with the
+    hint); while nbgrader grades, the same cell fails, so it scores nothing."""
     spec = EXERCISES[exercise]
     _, given, _ = CASES[exercise]
-    with pytest.raises(ExerciseError, match="not answered yet") as e:
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert check(exercise, ..., **given) is None
+    printed = capsys.readouterr().out
+    assert "not answered yet" in printed and spec.idea in printed
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(NotAnswered, match="not answered yet") as e:
         check(exercise, ..., **given)
     assert spec.idea in str(e.value)
     for name in getattr(spec, "answers", ()):           # an experiment's other blanks
-        with pytest.raises(ExerciseError, match="not answered yet"):
+        with pytest.raises(NotAnswered, match="not answered yet"):
             check(exercise, _solution(exercise), **{**given, name: ...})
 
 
-def test_a_function_left_as_its_stub_is_not_answered_yet():
+def test_a_function_left_as_its_stub_is_not_answered_yet(capsys, monkeypatch):
     def block_params(d, ffn_mult=4):
         raise NotImplementedError("replace this line with your code")
 
-    with pytest.raises(ExerciseError, match="not answered yet"):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    check("1.1", block_params)
+    assert "not answered yet" in capsys.readouterr().out
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    with pytest.raises(NotAnswered, match="not answered yet"):
         check("1.1", block_params)
+
+
+def test_a_wrong_answer_shows_its_message_without_a_traceback():
+    with pytest.raises(ExerciseError) as e:
+        check("6.2", 1.0)
+    lines = e.value._render_traceback_()          # what IPython shows instead of a traceback
+    assert lines[0].startswith("ExerciseError: Exercise 6.2:") and lines[-1].startswith("Hint:")
+    assert not any("Traceback" in line or "File " in line for line in lines)
 
 
 def test_the_check_names_what_it_needs():

@@ -12,7 +12,8 @@ Expected values are computed from the package (``count_params``, ``deepnorm_cons
 or from the chapter's own measurements, never typed in as a result.
 
 A check prints a one-line confirmation or raises :class:`ExerciseError` whose message ends with
-a hint. A wrong answer that matches a known mistake gets that mistake's hint; any other wrong
+a hint (in Jupyter, shown without a traceback). An exercise still at its placeholder prints "not
+answered yet" and lets the run go on, except while nbgrader grades, when it fails the cell. A wrong answer that matches a known mistake gets that mistake's hint; any other wrong
 answer gets the exercise's general hint, which points at the idea, not at the formula.
 
 Four kinds of exercise:
@@ -31,9 +32,10 @@ from typing import Any
 
 from depthnotes.course.answers import EXERCISES
 from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function, Mistake,
-                                     Number, _Spec, fail, unanswered)  # noqa: F401
+                                     NotAnswered, Number, _Spec, fail, not_answered,
+                                     unanswered)  # noqa: F401
 
-__all__ = ["ExerciseError", "check", "describe", "Number", "Function", "Choice", "Experiment",
+__all__ = ["ExerciseError", "NotAnswered", "check", "describe", "Number", "Function", "Choice", "Experiment",
            "Mistake"]
 
 
@@ -45,7 +47,8 @@ def _spec(exercise: str) -> _Spec:
 
 def check(exercise: str, answer: Any, **given: Any) -> None:
     """Check ``answer`` to ``exercise`` (e.g. ``"1.2"``); print "correct" or raise an
-    :class:`ExerciseError` with a hint.
+    :class:`ExerciseError` with a hint; print "not answered yet" for a placeholder (raise
+    :class:`NotAnswered` while nbgrader grades).
 
     ``given`` holds the values of the chapter the exercise is computed from (e.g. ``fit=fit``)
     and, for an experiment, the student's ``conclusion``; the exercise says which it needs.
@@ -58,7 +61,7 @@ def check(exercise: str, answer: Any, **given: Any) -> None:
                         f"{list(spec.needs) or 'none'}; missing {missing}, unexpected {extra}")
     student = [answer] + [given[n] for n in getattr(spec, "answers", ())]
     if any(unanswered(v) for v in student):
-        fail(exercise, "not answered yet: replace the `...` with your answer.", spec.idea)
+        return not_answered(exercise, "replace the `...` with your answer.", spec.idea)
     spec.run(exercise, answer, given)
 
 

@@ -10,19 +10,47 @@ table and the check both build on the kinds without importing each other.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["ExerciseError", "Mistake", "Number", "Function", "Choice", "Experiment",
-           "unanswered", "fail"]
+__all__ = ["ExerciseError", "NotAnswered", "Mistake", "Number", "Function", "Choice",
+           "Experiment", "unanswered", "fail", "not_answered", "grading"]
 
 
 class ExerciseError(AssertionError):
-    """A wrong or missing answer; the message carries the hint."""
+    """A wrong or missing answer; the message carries the hint.
+
+    In Jupyter the cell shows the message alone, not a traceback through the package
+    (``_render_traceback_`` is IPython's hook for that): the student reads which answer failed
+    and the hint, and the cell still counts as failed (for nbgrader and for *Run all*)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {line}" if i == 0 else line
+                for i, line in enumerate(str(self).splitlines())]
+
+
+class NotAnswered(ExerciseError):
+    """An exercise left as its placeholder, raised only while nbgrader grades or validates."""
 
 
 def fail(exercise: str, what: str, hint: str) -> None:
     raise ExerciseError(f"Exercise {exercise}: {what}\nHint: {hint}")
+
+
+def grading() -> bool:
+    """True while nbgrader runs the notebook (``nbgrader autograde`` / ``validate`` set
+    ``NBGRADER_EXECUTION``): then an unanswered exercise must fail its cell, to score 0."""
+    return os.environ.get("NBGRADER_EXECUTION", "").lower() in {"autograde", "validate"}
+
+
+def not_answered(exercise: str, what: str, hint: str) -> None:
+    """An exercise still at its placeholder. While a student works, print so and let *Run all*
+    go on to the next exercise; while nbgrader grades, fail the cell (``NotAnswered``)."""
+    message = f"Exercise {exercise}: not answered yet: {what}\nHint: {hint}"
+    if grading():
+        raise NotAnswered(message)
+    print(message)
 
 
 def unanswered(value: Any) -> bool:
@@ -138,7 +166,7 @@ class Function(_Spec):
             try:
                 got = answer(*args)
             except NotImplementedError:
-                fail(exercise, "not answered yet: write the body of the function.", self.idea)
+                return not_answered(exercise, "write the body of the function.", self.idea)
             except Exception as e:  # a student's bug: report it as a hint, not a traceback
                 fail(exercise, f"calling it raised {type(e).__name__}: {e}", self.idea)
             if got is None:
