@@ -102,13 +102,18 @@ def hf_decoders(cfg: ModelConfig, prompt: torch.Tensor, ours: Transformer | None
         model.generate(prompt, attention_mask=mask, max_new_tokens=n, min_new_tokens=n,
                        do_sample=False, pad_token_id=0)
 
+    # the KV cache's name in HF's outputs and arguments: past_key_values (transformers 4.x
+    # and 5.0-5.23) or cache (later 5.x)
+    key = "cache" if "cache" in model(input_ids=prompt[:, :1], use_cache=True) else \
+        "past_key_values"
+
     @torch.inference_mode()
     def loop(n):  # the same work without generate()'s bookkeeping
         out = model(input_ids=prompt, use_cache=True, logits_to_keep=1)
-        cache, nxt = out.cache, out.logits[:, -1].argmax(-1, keepdim=True)
+        cache, nxt = out[key], out.logits[:, -1].argmax(-1, keepdim=True)
         for _ in range(n - 1):
-            out = model(input_ids=nxt, cache=cache, use_cache=True, logits_to_keep=1)
-            cache, nxt = out.cache, out.logits[:, -1].argmax(-1, keepdim=True)
+            out = model(input_ids=nxt, use_cache=True, logits_to_keep=1, **{key: cache})
+            cache, nxt = out[key], out.logits[:, -1].argmax(-1, keepdim=True)
 
     first = model.transformer.h[0]
     return {"HF generate": (generate, first), "HF loop": (loop, first)}
