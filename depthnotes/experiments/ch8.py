@@ -152,3 +152,29 @@ def ln_scaling_depth(quick: bool = False) -> Experiment:
                   "last step (16 batches of 16 x 64); after training, per block: loss rise "
                   "when it is removed and residual variance (one batch of 64 x 64)"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``ln_scaling_depth_lr``'s rates: around ``ln_scaling_depth``'s 1e-3, one below and two
+#: above (LayerNorm Scaling shrinks the deep blocks' effective Adam step, so its arm may want
+#: a higher rate), ~3x apart; with the stored record each arm has four rates.
+LN_SCALING_LRS = (3e-4, 3e-3, 1e-2)
+
+
+@register
+def ln_scaling_depth_lr(quick: bool = False) -> Experiment:
+    base = ln_scaling_depth(quick)
+    lrs = LN_SCALING_LRS[1:2] if quick else LN_SCALING_LRS
+    arms = tuple(Arm(f"{a.name} lr={lr:g}", a.model, a.recipe.replace(lr=lr),
+                     {**a.info, "lr": lr})
+                 for a in base.arms for lr in lrs)
+    return Experiment(
+        name="ln_scaling_depth_lr", quick=quick,
+        description=(
+            "Chapter 8 (X3): ln_scaling_depth's two arms (plain pre-norm and LayerNorm "
+            "Scaling at L = 24, d = 64), model, recipe, probes and seeds, at three more peak "
+            f"rates ({', '.join(f'{r:g}' for r in LN_SCALING_LRS)}; with the stored record's "
+            "1e-3, four rates about 3x apart), so that each arm is judged at its own best "
+            "rate: the scaling shrinks the deep blocks' effective Adam step, and one rate "
+            "could favour either arm. The chapter reads both records as one "
+            "(records.combine_records). 3 seeds (18 runs), about 32 minutes on 2 workers."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
