@@ -395,3 +395,16 @@ def test_findings_check_can_fail():
 def test_every_chapter_leads_with_what_it_found(path):
     problems = findings_problems(_load(path))
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_claim_checks_stay_visible(path):
+    """A claim's check cell is what the claims page links to: folding it (hide-cell) or hiding
+    its code (remove-input) would leave the link on a section without its check."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    hidden = [i for i, c in enumerate(nb.cells)
+              if c.cell_type == "code" and re.search(r"#\s*Claim [CX]\d+", c.source)
+              and {"hide-cell", "remove-input", "remove-cell"} & set(c.metadata.get("tags", []))]
+    assert not hidden, f"{path.name}: claim check cells hidden from the site: {hidden}"
