@@ -1,0 +1,88 @@
+"""Hand-set circuits (``measure.constructions``) solve chapter 3's k-hop induction task
+through the ordinary forward pass, with the block counts they claim, and fail with one
+block fewer. Few sequences (64 per k, thousands of scored positions) keep it to seconds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from depthnotes.core.model import Transformer
+from depthnotes.data.tasks import IGNORE, InductionHops
+from depthnotes.measure import constructions as c
+
+TASK = InductionHops(hops=(1, 2, 4, 8), n_symbols=4, length=64)   # chapter 3's task
+N = 64
+BUILD = {"relay": c.relay_model, "doubling": c.doubling_model}
+
+
+def test_block_counts():
+    assert [c.blocks_needed("doubling", k) for k in (1, 2, 4, 8)] == [2, 3, 4, 5]
+    assert [c.blocks_needed("relay", k) for k in (1, 2, 4, 8)] == [2, 3, 5, 9]
+    for kind in c.KINDS:
+        for k in (1, 2, 4, 8):
+            assert BUILD[kind](TASK, k).config.n_layer == c.blocks_needed(kind, k)
+    with pytest.raises(ValueError):
+        c.blocks_needed("wide", 2)
+    with pytest.raises(ValueError):
+        c.doubling_model(TASK, 8, blocks=6)
+
+
+@pytest.mark.parametrize("kind", c.KINDS)
+def test_scores_at_every_k(kind):
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    for k in TASK.hops:
+        model = BUILD[kind](TASK, k)
+        assert type(model) is Transformer and type(model).forward is Transformer.forward
+        assert c.score(model, TASK, k, N) >= 0.99, (kind, k)
+    assert time.perf_counter() - start < 20
+
+
+def test_scored_positions_are_many():
+    """The scores above rest on thousands of queries, not a handful."""
+    _, targets = TASK.batch(N, seed=10**9 + 8, hops=8)
+    assert (targets != IGNORE).sum() > 1000
+
+
+def test_doubling_one_block_fewer_is_the_shorter_hops_baseline():
+    k = 8
+    short = c.doubling_model(TASK, k, blocks=c.blocks_needed("doubling", k) - 1)
+    s = c.score(short, TASK, k, N)
+    base = c.shorter_hops_baseline(TASK, k, 4, N)
+    assert s < 0.6 and abs(s - base) < 0.02, (s, base)
+    assert c.score(short, TASK, 4, N) >= 0.99        # it still does the 4 hops it has
+
+
+def test_relay_one_block_fewer_fails():
+    k = 4
+    short = c.relay_model(TASK, k, blocks=c.blocks_needed("relay", k) - 1)
+    assert c.score(short, TASK, k, N) < 0.5
+
+
+def test_not_a_power_of_two_uses_the_accumulator():
+    """k = 3, 5 take the accumulator's path (the binary digits of k)."""
+    for k in (3, 5, 6):
+        task = InductionHops(hops=(k,), n_symbols=4, length=64)
+        model = c.doubling_model(task, k)
+        assert model.config.n_layer == c.blocks_needed("doubling", k)
+        assert c.score(model, task, k, 32) >= 0.99, k
+
+
+def test_other_alphabets():
+    task = InductionHops(hops=(2, 4), n_symbols=7, length=40)
+    for kind in c.KINDS:
+        assert c.score(BUILD[kind](task, 4), task, 4, 32) >= 0.99, kind
+
+
+def test_relay_hop_blocks_are_one_block():
+    """Relay's hop blocks are the same weights: the same read in every block."""
+    model = c.relay_model(TASK, 4)
+    first = model.h[1].state_dict()
+    for block in list(model.h)[2:]:
+        for name, w in block.state_dict().items():
+            assert torch.equal(w, first[name]), name
+    doubling = c.doubling_model(TASK, 8)
+    assert not torch.equal(doubling.h[1].attn.c_attn.weight, doubling.h[2].attn.c_attn.weight)
