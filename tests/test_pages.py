@@ -296,6 +296,14 @@ def test_methods_page_lists_every_record_and_threshold():
     names = [json.loads(p.read_text())["name"]
              for p in (root / "notebooks" / "records").glob("*.json")]
     assert names and all(f"| `{n}` |" in text and f"{{dropdown}} `{n}`" in text for n in names)
+    # each dropdown is parsed as a directive, not as text (MyST's colon-fence syntax)
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+
+    fences = [t.info for t in MarkdownIt("commonmark").enable("table").use(colon_fence_plugin)
+              .parse(text) if t.type == "colon_fence"]
+    assert len(fences) == len(names) and all(f.startswith("{dropdown}") for f in fences)
+    assert all(any(f"`{n}`" in f for f in fences) for n in names)
     table = methods.render_thresholds()
     assert len(table.splitlines()) == 2 + len(methods.THRESHOLDS)
     assert all(row.split("|")[3].strip() for row in table.splitlines()[2:])  # each explained

@@ -115,11 +115,13 @@ def render_records(root: Path) -> str:
     out.append("")
     for r in rows:
         seeds = ", ".join(map(str, r["seeds"]))
-        out += [f"````{{dropdown}} `{r['name']}` (chapter {r['chapter']})",
+        # a colon fence: a backtick fence's info string may not hold a backtick (CommonMark),
+        # so "````{dropdown} `name`" would be read as text and the rest as a code block
+        out += [f":::{{dropdown}} `{r['name']}` (chapter {r['chapter']})",
                 r["description"], "",
                 f"**Measures:** {r['measures']}", "",
                 f"**Runs:** {r['runs']} ({r['arms']} arms, seeds {seeds}), {r['wall']} of wall "
                 f"time on {r['workers']} worker process{'es' if r['workers'] != 1 else ''}, "
                 f"recorded {r['date']}.", "",
-                f"**Run it again:** `{r['command']}`", "````", ""]
+                f"**Run it again:** `{r['command']}`", ":::", ""]
     return "\n".join(out)
