@@ -178,3 +178,30 @@ def ln_scaling_depth_lr(quick: bool = False) -> Experiment:
             "could favour either arm. The chapter reads both records as one "
             "(records.combine_records). 3 seeds (18 runs), about 32 minutes on 2 workers."),
         measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
+#: ``ln_scaling_depth_lr_top``'s rate: ``ln_scaling_depth_lr`` found both arms best at its top
+#: rate (1e-2), so the grid did not bracket either optimum; one rate 3x higher closes it.
+LN_SCALING_TOP_LRS = (3e-2,)
+
+
+@register
+def ln_scaling_depth_lr_top(quick: bool = False) -> Experiment:
+    base = ln_scaling_depth(quick)
+    lrs = LN_SCALING_TOP_LRS
+    arms = tuple(Arm(f"{a.name} lr={lr:g}", a.model, a.recipe.replace(lr=lr),
+                     {**a.info, "lr": lr})
+                 for a in base.arms for lr in lrs)
+    return Experiment(
+        name="ln_scaling_depth_lr_top", quick=quick,
+        description=(
+            "Chapter 8 (X3): ln_scaling_depth's two arms (plain pre-norm and LayerNorm "
+            "Scaling at L = 24, d = 64), model, recipe, probes and seeds, at peak rate "
+            f"{', '.join(f'{r:g}' for r in LN_SCALING_TOP_LRS)}: ln_scaling_depth_lr found "
+            "both arms best at its top rate, 1e-2, so one rate 3x above it is needed before "
+            "either arm's best rate is inside the grid. With ln_scaling_depth and "
+            "ln_scaling_depth_lr each arm has five rates, 3e-4 to 3e-2, about 3x apart; the "
+            "chapter reads the three records as one (records.combine_records). A run that "
+            "diverges is recorded as diverged with its step. 3 seeds (6 runs), about "
+            "10 minutes on 2 workers."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
