@@ -20,13 +20,16 @@ CEILING = math.log(VOCAB)
 class FakeRecord:
     """What the rules read of a ``records.Record``: arms with info, runs with finals."""
 
-    def __init__(self, finals: dict, infos: dict, config: dict | None = None):
+    def __init__(self, finals: dict, infos: dict, config: dict | None = None,
+                 recipes: dict | None = None):
         self._finals, self._infos = finals, infos          # {arm: [final per seed]}
+        self._recipes = recipes or {}
         self.arms, self.seeds = list(finals), list(SEEDS)
         self.config = config or {}
 
     def arm(self, name):
-        return {"name": name, "info": self._infos[name], "model": {"vocab_size": VOCAB}}
+        return {"name": name, "info": self._infos[name], "model": {"vocab_size": VOCAB},
+                "recipe": self._recipes.get(name, {})}
 
     def run(self, arm, seed):
         return {"final": self._finals[arm][seed]}
@@ -217,6 +220,46 @@ def test_ln_scaling_rule(scaled_loss, scaled_cost, word, loss_word, deep_word):
     assert (v.word, v.loss_word, v.deep_word) == (word, loss_word, deep_word)
     assert v.scaled == "scaled" and v.loss.margin == dv.LOSS_MARGIN
     assert dv.deep_half_cost(rec, "scaled") == pytest.approx(scaled_cost)   # blocks 3-4
+
+
+def _ln_grid(plain_by_lr, scaled_by_lr, cost=(0.05, 0.2)):
+    """X3's records read as one: each family at several rates ({lr: mean loss}), seeds
+    +-0.01 around the mean; removal costs per family (plain, scaled) at every rate."""
+    finals, infos, recipes = {}, {}, {}
+    for fam, by_lr, c in (("none", plain_by_lr, cost[0]), ("1/sqrt(l)", scaled_by_lr, cost[1])):
+        for lr, loss in by_lr.items():
+            name = f"{fam} lr={lr:g}"
+            finals[name] = [{"eval_loss": loss + d, "initial_loss": 4.5, "diverged": False,
+                             "layer_removal_cost": [1.0, 1.0] + [c + d / 10] * 2}
+                            for d in (-0.01, 0.0, 0.01)]
+            infos[name], recipes[name] = {"ln_scaling": fam}, {"lr": lr}
+    return FakeRecord(finals, infos, recipes=recipes)
+
+
+def test_ln_scaling_is_judged_at_each_arms_best_rate():
+    # plain does best at 3e-3, the scaling at 1e-2: each inside its grid
+    rec = _ln_grid({1e-3: 2.2, 3e-3: 2.0, 1e-2: 2.3}, {1e-3: 2.4, 3e-3: 2.1, 1e-2: 1.8,
+                                                         3e-2: 2.5})
+    v = dv.ln_scaling_at_best(rec)
+    assert {f: p.best for f, p in v.picks.items()} == {"none": 3e-3, "1/sqrt(l)": 1e-2}
+    assert v.scaled == "1/sqrt(l) lr=0.01"
+    assert (v.word, v.loss_word, v.deep_word) == (REPRODUCED, REPRODUCED, REPRODUCED)
+    # the same at one shared rate would have judged the scaling worse
+    assert dv.ln_scaling_verdict(rec, "1/sqrt(l) lr=0.003", "none lr=0.003").loss_word == \
+        CONTRADICTED
+
+
+def test_ln_scaling_at_a_grid_edge_is_not_testable():
+    # plain pre-norm still improving at the top rate: its optimum may lie beyond the grid
+    rec = _ln_grid({1e-3: 2.2, 3e-3: 2.0, 1e-2: 1.7}, {1e-3: 2.4, 3e-3: 2.1, 1e-2: 1.8,
+                                                         3e-2: 2.5})
+    v = dv.ln_scaling_at_best(rec)
+    assert v.picks["none"].at_edge == "high" and v.picks["1/sqrt(l)"].bracketed
+    assert (v.word, v.loss_word, v.deep_word) == (NOT_TESTABLE,) * 3
+    with pytest.raises(ValueError, match="two arms"):
+        dv.ln_scaling_rates(FakeRecord({"a": [], "b": []},
+                                       {"a": {"ln_scaling": "none"}, "b": {"ln_scaling": "none"}},
+                                       recipes={"a": {"lr": 1e-3}, "b": {"lr": 1e-3}}))
 
 
 def test_a_diverged_run_has_no_useful_block():

@@ -315,6 +315,40 @@ class LnScalingVerdict:
     word: str                   # the two parts combined
     loss_word: str
     deep_word: str
+    picks: dict | None = None   # {arm family: RatePick} when judged at each arm's best rate
+
+
+def ln_scaling_rates(record) -> dict[str, dict[float, str]]:
+    """``{family: {peak lr: arm}}`` of X3's records read as one (``records.combine_records``
+    of ``ln_scaling_depth`` and the records that add rates to its arms): a family is the
+    ``ln_scaling`` rule (``"none"``, ``"1/sqrt(l)"``)."""
+    out: dict[str, dict[float, str]] = {}
+    for name in record.arms:
+        arm = record.arm(name)
+        lr = float(arm["recipe"]["lr"])
+        fam = out.setdefault(arm["info"]["ln_scaling"], {})
+        if lr in fam:
+            raise ValueError(f"two arms of {fam[lr]!r}'s family at lr {lr:g}: {name!r}")
+        fam[lr] = name
+    return out
+
+
+def ln_scaling_at_best(record, scaled: str = "1/sqrt(l)",
+                       plain: str = "none") -> LnScalingVerdict:
+    """X3's trained half with each family at its own best rate of the grid (``best_rate`` on
+    the validation loss, ``LOSS_MARGIN``), then ``ln_scaling_verdict`` between the two best
+    arms. When either family's best rate is not inside its grid (``RatePick.judgeable``) the
+    comparison could flip with one more rate, so both parts are not testable here: the word
+    says so, and the rankings are still returned for the page to show."""
+    rates = ln_scaling_rates(record)
+    picks = {fam: best_rate({lr: arm_losses(record, a) for lr, a in rates[fam].items()},
+                            margin=LOSS_MARGIN) for fam in (scaled, plain)}
+    v = ln_scaling_verdict(record, scaled=rates[scaled][picks[scaled].best],
+                           plain=rates[plain][picks[plain].best])
+    if all(p.judgeable for p in picks.values()):
+        return LnScalingVerdict(**{**v.__dict__, "picks": picks})
+    return LnScalingVerdict(v.loss, v.deep, v.scaled, NOT_TESTABLE, NOT_TESTABLE,
+                            NOT_TESTABLE, picks)
 
 
 def ln_scaling_verdict(record, scaled: str, plain: str) -> LnScalingVerdict:
