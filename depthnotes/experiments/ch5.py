@@ -148,8 +148,7 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
         description=(
             "Chapter 5 (C10): does a trained pre-norm model under-use its deepest blocks? "
             "One 48-block pre-norm model of the thin shape (Xavier init), trained 500 steps "
-            "of 16 x 64 characters (about 1.0 epoch; five times the steps and ten times the "
-            "characters of the chapter's earlier 100-step run), AdamW lr 1e-3, 50 warm-up "
+            "of 16 x 64 characters (about 1.0 epoch), AdamW lr 1e-3, 50 warm-up "
             "steps, cosine decay, clipping at 1. On 4 fixed held-out batches of 16 x 64 "
             "characters, before training and after it (the same model, so the untrained "
             "numbers are its own), each block's relative contribution ||F|| / ||x|| and the "
@@ -221,7 +220,7 @@ def deepnorm_depth_lr(quick: bool = False) -> Experiment:
             "and 200; the same recipe, steps and seeds) at two more peak learning rates, "
             "3e-4 and 3e-3, so that with the comparison's 1e-3 every arm has a grid of three "
             "rates about 3x apart and the chapter scores each arm at its best rate "
-            "(trainability.depth_outcomes), never at one rate chosen for one arm. 3e-4 is "
+            "(verdicts.ch4_trainability.depth_outcomes), never at one rate chosen for one arm. 3e-4 is "
             "the smaller rate the post-LN papers give post-norm; 3e-3 asks whether the deep "
             "pre-norm and DeepNorm stacks, still falling at 200 steps, were held back by the "
             "rate. 3 seeds per arm (36 runs). CPU estimate about 80 minutes (twice "

@@ -38,9 +38,9 @@ def budget_sweep_300_steps(quick: bool = False) -> Experiment:
             "non-embedding budget P (25,000: L = 1, 2, 3, 4, 6, 8; 100,000: L = 1, 2, 4, 8; "
             "pre-norm, GPT-2 init, 2 heads, context 64) trained on the shipped corpus with one "
             "recipe and the same tokens: 300 steps of 16 x 64 characters, AdamW, lr 3e-3 x "
-            "64 / d (budget.lr_for_width, rule 1/d), 20 warm-up steps, cosine decay, clipping "
-            "at 1; the same runs as budget.budget_sweep with chapter 6's default settings. "
-            "One seed, as the earlier results file."),
+            "64 / d (training.budget.lr_for_width, rule 1/d), 20 warm-up steps, cosine "
+            "decay, clipping at 1; the same runs as training.budget.budget_sweep with "
+            "chapter 6's default settings. One seed: an illustration, not a verdict."),
         measures=("training loss per step; validation loss after the last step (8 batches "
                   "of 16 x 64 held-out characters)"),
         data="python_topics", arms=tuple(arms), seeds=(0,))
@@ -164,11 +164,8 @@ def budget_basin_lr(quick: bool = False) -> Experiment:
             "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at twice each shape's "
             f"rate (lr = {BASIN_LR_REF_2:g} x {BASIN_D_REF} / d), so that with budget_basin "
             "every shape has a grid of two rates and the chapter scores each shape at the "
-            "better one (budget.basins_from_record over both records). Why higher and not "
-            "lower: the calibration run trained every shape at 1e-3, a lower rate than the "
-            "1/d rule gives the narrow deep shapes, and the deep end was worse there too; a "
-            "higher rate for every shape is the direction not yet tried, and the one that "
-            "could rescue the deep end if the 1/d rule under-drives it. 3 seeds per shape "
+            "better one (verdicts.ch6_budget.basin_grid over the basin records). 3 seeds "
+            "per shape "
             "(42 runs). CPU estimate about 57 minutes, as budget_basin. Cut: two rates, not "
             "three."),
         measures=("training loss per step (window means); validation loss every "
@@ -193,14 +190,11 @@ def budget_basin_lr_high(quick: bool = False) -> Experiment:
             "Chapter 6 (C14): budget_basin's shapes, recipe and seeds at "
             f"{' and '.join(f'{m}x' for m in BASIN_HIGH_MULTIPLES)} each shape's 1/d rate "
             f"(lr = {BASIN_HIGH_MULTIPLES[0] * BASIN_LR_REF:g} and "
-            f"{BASIN_HIGH_MULTIPLES[-1] * BASIN_LR_REF:g} x {BASIN_D_REF} / d). Why: in "
-            "budget_basin and budget_basin_lr every one of the 14 shapes did best at the "
-            "higher of its two rates, so no shape's best rate was bracketed and the ranking "
-            "could move with one more rate. With these two records every shape has four "
-            "rates (1x, 2x, 4x, 8x); the chapter judges a shape only where its best rate is "
-            "inside the grid (evidence.best_rate) and reports the others as not judged. "
-            "Held-out batches are drawn from each run's seed, as in the two earlier records, "
-            "so that all four rates are scored the same way. 3 seeds per shape (84 runs); "
+            f"{BASIN_HIGH_MULTIPLES[-1] * BASIN_LR_REF:g} x {BASIN_D_REF} / d), so that "
+            "every shape has a wider grid of rates; the chapter judges a shape only where "
+            "its best rate is inside the grid (evidence.best_rate). Held-out batches are "
+            "drawn from each run's seed, as in budget_basin, so that every rate is scored "
+            "the same way. 3 seeds per shape (84 runs); "
             "CPU estimate about 115 CPU-minutes, about 70 minutes on 2 workers."),
         measures=("training loss per step (window means); validation loss every "
                   f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
@@ -226,8 +220,8 @@ def budget_basin_lr_top(quick: bool = False) -> Experiment:
             f"(lr = {BASIN_TOP_MULTIPLES[0] * BASIN_LR_REF:g} and "
             f"{BASIN_TOP_MULTIPLES[-1] * BASIN_LR_REF:g} x {BASIN_D_REF} / d), so that with "
             "budget_basin, budget_basin_lr and budget_basin_lr_high every shape has six "
-            "rates (1x to 32x). Held-out batches are drawn from each run's seed, as in the "
-            "three earlier records, so that all six rates are scored the same way. 3 seeds "
+            "rates (1x to 32x). Held-out batches are drawn from each run's seed, as in "
+            "budget_basin, so that all six rates are scored the same way. 3 seeds "
             "per shape (84 runs); CPU estimate about 86 CPU-minutes, about 45 minutes on 2 "
             "workers."),
         measures=("training loss per step (window means); validation loss every "

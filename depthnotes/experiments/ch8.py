@@ -79,12 +79,8 @@ def depth_lr_transfer(quick: bool = False) -> Experiment:
             "short token budget for every run: 250 steps of 16 x 64 characters (about 0.6 "
             "epoch of the shipped corpus), 40 warm-up steps, cosine decay to 0.1x, clipping "
             "at 1; validation loss after 125 steps and at the end on 16 batches of 16 x 64 "
-            "held-out characters. The grid was placed after a single-seed calibration at "
-            "L = 4 (400 steps, rates 3e-4, 1e-3, 3e-3, 1e-2, 3e-2), whose best rates were "
-            "3e-3 for the standard parameterisation and 1e-2 for 1/L: the grid holds both "
-            "with room on either side. Cut to fit about 40 CPU-minutes (timed: about 31 and "
-            "128 ms per step at L = 4 and 16 on one thread, under load): no L = 64 (about 4x "
-            "the cost of all the rest), 250 steps only."),
+            "held-out characters. L = 64 is a second record (depth_lr_transfer_64). Cut "
+            "to fit about 40 CPU-minutes: 250 steps only."),
         measures=("training loss per step; validation loss after 125 steps and after the "
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),
