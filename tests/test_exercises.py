@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig, Transformer
-from depthnotes.course.answers import EXERCISES
+from depthnotes.course.check import EXERCISES
 from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, NotAnswered,
                                      Number, check, describe)
 from depthnotes.core.fitting import LinearFit

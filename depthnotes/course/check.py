@@ -30,10 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from depthnotes.course.answers import EXERCISES
+from depthnotes.course.answers import ANSWERS
+from depthnotes.course.runs import RUNS
 from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function, Mistake,
                                      NotAnswered, Number, _Spec, fail, not_answered,
                                      unanswered)  # noqa: F401
+
+EXERCISES = {**ANSWERS, **RUNS}
 
 __all__ = ["ExerciseError", "NotAnswered", "check", "describe", "Number", "Function", "Choice", "Experiment",
            "Mistake"]

@@ -1,0 +1,19 @@
+"""What each of the book's exercises expects, and the hints its check gives — chapter N's in
+``chN.py``. Instructor only: the student edition ships without this package and holds, in its
+place, the sealed table that ``python -m depthnotes.tools.student`` writes from it
+(``depthnotes.course.sealed``): salted hashes of each accepted answer and each known mistake,
+at the precision the exercise asks for, and hidden cases whose outputs are hashed.
+
+Every expected value is computed — from the package (``count_params``, ``deepnorm_constants``,
+``decode_weight_bytes``) or from the exercise's own cases — never typed in as a result. Each
+exercise lists plausible mistakes with their own hints; the hints point at the idea and never
+contain the answer (``tests/test_exercises.py`` checks both). The open exercises (runs judged
+against the student's own measurement) are in ``depthnotes.course.runs``.
+"""
+
+from __future__ import annotations
+
+from depthnotes.course.answers import ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8
+
+CHAPTERS = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
+ANSWERS = {k: v for m in CHAPTERS for k, v in m.EXERCISES.items()}

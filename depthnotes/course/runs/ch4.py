@@ -1,0 +1,32 @@
+"""Chapter 4's open exercises: runs the student makes, judged against their own measurement."""
+
+from __future__ import annotations
+
+from depthnotes.course.kinds import Experiment
+from depthnotes.course.runs._common import profile_problem
+
+
+def _verify_4_5(grads, given):
+    problem = profile_problem(grads, given["model"], 0, norm="post")
+    if problem:
+        return problem
+    if given["model"].config.n_layer <= 96:
+        return "pick a depth beyond the chapter's deepest, 96 blocks."
+    return None
+
+
+def _first_block_stands_out(grads, given):
+    import numpy as np
+
+    return bool(grads[0] / np.median(grads[1:]) > 3)
+
+
+RUNS = {
+    "4.5": Experiment(
+        needs=("model", "conclusion"), answers=("model", "conclusion"),
+        verify=_verify_4_5, outcome=_first_block_stands_out, options=(True, False),
+        idea="Build thin(L, norm='post') with your L and measure grad_norm_by_layer on the "
+             "chapter's probe batch (x32, y32), as the chapter did for L = 96.",
+        read="Divide your block 1's gradient norm by the median of the other blocks': is it "
+             "more than 3?"),
+}

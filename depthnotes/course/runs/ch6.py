@@ -1,0 +1,32 @@
+"""Chapter 6's open exercises: runs the student makes, judged against their own measurement."""
+
+from __future__ import annotations
+
+from depthnotes.course.kinds import Experiment
+from depthnotes.course.runs._common import model_problem
+
+
+def _verify_6_5(losses, given):
+    problem = model_problem(given["model"])
+    if problem:
+        return problem
+    if len(losses) != given["model"].config.n_layer:
+        return "pass the losses that drop_last_losses returns for the chapter's model."
+    return None
+
+
+def _same_droppable(losses, given):
+    full = losses[0]
+    removable = sum(1 for n in range(1, len(losses)) if losses[n] - full <= 0.05 * full)
+    return removable == given["droppable"]
+
+
+RUNS = {
+    "6.5": Experiment(
+        needs=("model", "droppable", "conclusion"), verify=_verify_6_5,
+        outcome=_same_droppable, options=(True, False),
+        idea="Draw a new probe batch with another seed and call drop_last_losses(model, x, y) "
+             "on the chapter's model; entry 0 is the full model's loss.",
+        read="Count the n >= 1 whose loss is within 5 % of your batch's full loss, and "
+             "compare that count with the chapter's `droppable`."),
+}
