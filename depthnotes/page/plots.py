@@ -1,7 +1,9 @@
 """The house style for the book's figures, and small helpers the chapters share.
 
-A figure in this book has a title that states its finding, labelled axes with units, and a
-caption and alt text given in the notebook cell's metadata. Colours are fixed per norm
+A figure in this book has a title that states its finding (``finding``), labelled axes
+with units, and a caption and alt text given in the notebook cell's metadata. It is drawn
+for the column the site shows it in (``new_figure``; the standard and its check are in
+``depthnotes.page.standard``). Colours are fixed per norm
 placement so a reader can follow "post", "pre" and "deepnorm" across chapters. A trained
 result shows every seed and the mean: ``plot_seed_curves`` for curves, ``plot_seed_finals``
 for final values.
@@ -9,23 +11,41 @@ for final values.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 
+from depthnotes.page.standard import COLUMN_PX, install_png_formatter
 from depthnotes.verdicts.ch8_depth import loop_curves
 
-#: One colour per norm placement, the same in every chapter.
-NORM_COLORS = {"post": "#c0392b", "pre": "#2471a3", "deepnorm": "#1e8449"}
+#: One colour per norm placement, the same in every chapter (Okabe & Ito: vermillion, blue,
+#: bluish green, which stay apart under the common colour-vision deficiencies).
+NORM_COLORS = {"post": "#D55E00", "pre": "#0072B2", "deepnorm": "#009E73"}
 #: A colour-blind-safe cycle (Okabe & Ito) for everything else.
 CYCLE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+#: Line styles and markers to pair with ``CYCLE`` when more than four series share a panel
+#: (the standard: not colour alone; ``standard.MAX_COLOUR_ONLY_SERIES``).
+LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)), "-", "--"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+#: The figures' resolution: one figure pixel per CSS pixel of the page at this dpi.
+DPI = 110
+#: The widest a figure is drawn, in inches: the site's text column (``standard.COLUMN_PX``).
+COLUMN_IN = round(COLUMN_PX / DPI, 2)
+#: The default width, a little under the column (a tight bounding box may add a few pixels).
+WIDTH_IN = 6.2
 
 
 def use_house_style() -> None:
-    """Set matplotlib's defaults for the book: readable at the page's width, no clutter."""
+    """Set matplotlib's defaults for the book, readable at the page's width (the figure
+    standard, ``depthnotes.page.standard``), and in Jupyter render each figure through
+    ``standard.render_png`` so that its measured facts are stored with it."""
+    install_png_formatter()          # first: it loads the backend, which sets its own rc
     mpl.rcParams.update({
         "figure.figsize": (6.4, 3.8),
-        "figure.dpi": 110,
-        "savefig.dpi": 110,
+        "figure.dpi": DPI,
+        "savefig.dpi": DPI,
         "figure.autolayout": True,
         "axes.prop_cycle": mpl.cycler(color=CYCLE),
         "axes.spines.top": False,
@@ -34,18 +54,74 @@ def use_house_style() -> None:
         "grid.alpha": 0.3,
         "axes.titlesize": 11,
         "axes.titleweight": "bold",
+        "figure.titlesize": 11.5,
+        "figure.titleweight": "bold",
         "axes.labelsize": 10,
-        "legend.fontsize": 9,
+        "xtick.labelsize": 9.5,
+        "ytick.labelsize": 9.5,
+        "legend.fontsize": 9.5,
         "legend.frameon": False,
         "font.size": 10,
     })
 
 
-def new_figure(ncols: int = 1, width: float | None = None, height: float = 3.8):
-    """A figure with ``ncols`` axes side by side, sized for the page."""
-    width = width if width is not None else (6.4 if ncols == 1 else 4.2 * ncols)
-    fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
-    return fig, list(axes[0])
+def new_figure(ncols: int = 1, width: float | None = None, height: float | None = None, *,
+               per_row: int | None = None, sharex: bool = False, sharey: bool = False):
+    """A figure with ``ncols`` panels, drawn for the page's column, and its axes as a list.
+
+    Panels are never squeezed: at most ``per_row`` side by side, the rest stacked below
+    (``height`` is each row's height, inches; 3.6 by default). ``width`` defaults to the column's and is
+    never more than it (``COLUMN_IN``): a wider figure would be shrunk on the page, and its
+    text with it. ``sharey=True`` gives every panel the same y-range, for comparisons across
+    panels.
+
+    Until every chapter is redrawn to the standard, a call without ``per_row`` keeps the
+    old layout (all panels in one row, 4.2 inches each, ``width`` as given); pass
+    ``per_row=2`` (or 1) for the standard's.
+    """
+    if ncols < 1 or (per_row is not None and per_row < 1):
+        raise ValueError(f"ncols and per_row must be >= 1, got ncols={ncols}, "
+                         f"per_row={per_row}")
+    if per_row is None:                                    # the old layout, see above
+        width = width if width is not None else (6.4 if ncols == 1 else 4.2 * ncols)
+        height = height if height is not None else 3.8
+        fig, axes = plt.subplots(1, ncols, figsize=(width, height), squeeze=False,
+                                 sharex=sharex, sharey=sharey)
+        return fig, list(axes[0])
+    width = min(width if width is not None else WIDTH_IN, COLUMN_IN)
+    height = height if height is not None else 3.6
+    cols = min(ncols, per_row)
+    rows = -(-ncols // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width, height * rows), squeeze=False,
+                             sharex=sharex, sharey=sharey)
+    flat = list(axes.flat)
+    for ax in flat[ncols:]:
+        ax.remove()
+    return fig, flat[:ncols]
+
+
+def wrap_title(text: str, width_in: float = WIDTH_IN, size: float = 11) -> str:
+    """``text`` broken into lines that fit ``width_in`` inches at ``size`` points (a
+    finding is a sentence; matplotlib does not wrap titles, and a title wider than the
+    figure widens its PNG, which the page then shrinks)."""
+    chars = max(20, int(width_in * 72 / (0.63 * size)))   # bold, wide letters
+    return textwrap.fill(text, chars, break_long_words=False)
+
+
+def finding(target, text: str) -> None:
+    """Set a figure's title (``target`` a Figure: its suptitle) or a panel's (an Axes) to
+    ``text``, wrapped to fit (:func:`wrap_title`)."""
+    from matplotlib.figure import Figure
+
+    if isinstance(target, Figure):
+        size = mpl.rcParams["figure.titlesize"]
+        size = size if isinstance(size, (int, float)) else 11.5
+        target.suptitle(wrap_title(text, target.get_figwidth(), size))
+    else:
+        width = target.get_position().width * target.figure.get_figwidth()
+        target.set_title(wrap_title(text, max(width, 2.5), mpl.rcParams["axes.titlesize"]
+                                    if isinstance(mpl.rcParams["axes.titlesize"], (int, float))
+                                    else 11))
 
 
 # -- every seed and the mean (EXPERIMENTS.md §2: show the spread) ----------------------------
@@ -167,5 +243,5 @@ def plot_loop_curves(ax, looped, sweep, loops: int, k: int) -> dict:
                                        label=name)[1]
     ax.set(title=f"n = {loops}, k = {k}", xlabel="training step",
            ylabel=f"{k}-hop accuracy", ylim=(0, 1.02))
-    ax.legend(fontsize=8)
+    ax.legend()
     return means
