@@ -120,6 +120,37 @@ def test_train_prints_one_line_per_norm(capsys):
                for ln in lines)
 
 
+def test_train_defaults_are_the_records_and_reproduce_its_runs(capsys):
+    """The command's defaults come from the registry's deepnorm_1000_layers, and with that
+    experiment's (quick) settings it prints the very losses the record's runs compute."""
+    import dataclasses
+
+    from depthnotes.cli.train import RECORD, record_defaults
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.experiments.spec import run_job
+    from depthnotes.training.runtime import pin
+
+    model, tc, norms = record_defaults()
+    parser = build_parser()
+    args = parser.parse_args(["train"])
+    assert (args.n_layer, args.d_model, args.steps, args.lr, args.context, args.norm) == \
+        (model.n_layer, model.d_model, tc.steps, tc.lr, tc.context, norms)
+    quick = get_experiment(RECORD, quick=True)
+    r = quick.arms[0].recipe
+    code, out, _ = run_cli(capsys, "train", "--n-layer", str(quick.arms[0].model.n_layer),
+                           "--steps", str(r.steps), "--batch-size", str(r.batch_size),
+                           "--eval-every", str(r.eval_every), "--context", str(r.context),
+                           "--norm", *[a.info["norm"] for a in quick.arms])
+    assert code == 0
+    for job, line in zip(quick.jobs(), out.strip().splitlines()):
+        # the command has no option for the number of held-out batches: the record's
+        arm = dataclasses.replace(job.arm, recipe=r.replace(eval_batches=tc.eval_batches))
+        pin(job.seed, threads=1)
+        losses = run_job(dataclasses.replace(job, arm=arm))["curves"]["eval_loss"]
+        assert line.split("eval loss by step {")[1].split("}")[0] == ", ".join(
+            f"{s}: {v:.3f}" for s, v in enumerate(losses, start=r.eval_every))
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--n-layer", "0"], "n_layer"),
     (["--d-model", "15"], "divisible by n_head"),

@@ -6,7 +6,8 @@ import torch
 from depthnotes import ModelConfig
 from depthnotes.data.tasks import IGNORE, PointerChasing, query_accuracy
 from oracles import follow_pointers
-from depthnotes.training.tasks import train_on_task
+from depthnotes.training.loop import TrainConfig
+from depthnotes.training.tasks import task_recipe, train_on_task
 
 
 def decode(task, idx, targets):
@@ -110,15 +111,52 @@ def test_bad_batch_arguments():
 def test_train_on_task_checks_the_config_and_is_deterministic():
     task = PointerChasing(max_hops=2, n_nodes=4, n_queries=4)
     bad = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=50, context=task.seq_len)
+    recipe = task_recipe(task, steps=5, batch_size=8, warmup_steps=2, eval_sequences=16)
     with pytest.raises(ValueError, match="vocab_size"):
-        train_on_task(bad, task, steps=1)
+        train_on_task(bad, task, recipe)
     cfg = bad.replace(vocab_size=task.vocab_size)
-    _, r1 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16)
-    _, r2 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16)
+    with pytest.raises(ValueError, match="recipe.context"):
+        train_on_task(cfg, task, recipe.replace(context=task.seq_len + 1))
+    with pytest.raises(TypeError, match="TrainConfig"):
+        train_on_task(cfg, task, {"steps": 5})
+    _, r1 = train_on_task(cfg, task, recipe)
+    _, r2 = train_on_task(cfg, task, recipe)
     assert r1.losses == r2.losses and r1.accuracy == r2.accuracy
     assert set(r1.accuracy) == {1, 2} and not r1.diverged and len(r1.losses) == 5
-    _, r3 = train_on_task(cfg, task, steps=5, batch_size=8, warmup=2, eval_sequences=16, seed=1)
+    _, r3 = train_on_task(cfg, task, recipe.replace(seed=1))
     assert r3.losses != r1.losses                        # the seed reaches init and batches
+
+
+def test_a_task_recipe_is_a_train_config_with_the_tasks_optimizer():
+    """One recipe type: a task trains with a TrainConfig whose optimizer settings are
+    visible (and stored in a record), not hard-coded in the task driver."""
+    task = PointerChasing(max_hops=2, n_nodes=4, n_queries=4)
+    r = task_recipe(task, lr=1e-3)
+    assert isinstance(r, TrainConfig) and r.context == task.seq_len and r.lr == 1e-3
+    assert (r.weight_decay, r.beta2, r.min_lr_ratio, r.blowup_factor) == (0.01, 0.98, 0.0, None)
+    with pytest.raises(ValueError, match="warmup_steps"):
+        task_recipe(task, warmup_steps=-1)
+
+
+def test_old_task_records_read_as_the_train_config_they_meant():
+    """A task record stored before tasks shared TrainConfig (recipe keys steps, batch_size,
+    lr, warmup, eval_sequences, eval_every) is read as task_recipe of those settings, so it
+    stays current; a changed setting still shows."""
+    from dataclasses import asdict
+
+    from depthnotes.experiments.records import config_differences, current_form
+    from depthnotes.experiments.spec import data_dict
+
+    task = PointerChasing(max_hops=2, n_nodes=4, n_queries=4)
+    old = {"steps": 5, "batch_size": 8, "lr": 3e-3, "warmup": 2, "eval_sequences": 16}
+    stored = {"data": data_dict(task), "arms": [{"name": "a", "recipe": old}]}
+    now = asdict(task_recipe(task, steps=5, batch_size=8, lr=3e-3, warmup_steps=2,
+                             eval_sequences=16))
+    assert config_differences(current_form(stored),
+                              {"data": data_dict(task), "arms": [{"name": "a", "recipe": now}]}) == []
+    changed = dict(now, lr=1e-3)
+    assert config_differences(current_form(stored),
+                              {"data": data_dict(task), "arms": [{"name": "a", "recipe": changed}]})
 
 
 def test_query_accuracy_of_an_oracle_is_one():

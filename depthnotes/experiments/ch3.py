@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from depthnotes.core.config import ModelConfig
 from depthnotes.data.tasks import InductionHops, PointerChasing
-from depthnotes.experiments.spec import Arm, Experiment, register, TaskRecipe
+from depthnotes.experiments.spec import Arm, Experiment, register
+from depthnotes.training.loop import TrainConfig
+from depthnotes.training.tasks import task_recipe
 
 
 @register
@@ -20,8 +22,9 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4, 5, 6)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4, 6)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = TaskRecipe(steps=30 if quick else 5000, batch_size=64, lr=3e-3, warmup=100,
-                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    recipe = task_recipe(task, steps=30 if quick else 5000, batch_size=64, lr=3e-3,
+                         warmup_steps=100, eval_sequences=16 if quick else 512,
+                         eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
                              lambda cfg: (1e-3, 3e-3, 1e-2) if cfg.n_layer == 1 else (3e-3,))
     return Experiment(
@@ -43,7 +46,7 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
 
 
 def _khop_family_arms(base: ModelConfig, width_depths, budget_depths, budget: int,
-                      recipe: TaskRecipe, rates) -> tuple[Arm, ...]:
+                      recipe: TrainConfig, rates) -> tuple[Arm, ...]:
     """Chapter 3's two families as arms: *fixed width* (``base`` at each of ``width_depths``)
     and *fixed parameters* (``budget`` non-embedding parameters at each of ``budget_depths``,
     wider when shallower; a shape in both families is one arm), each shape at every learning
@@ -60,7 +63,7 @@ def _khop_family_arms(base: ModelConfig, width_depths, budget_depths, budget: in
                  for cfg, fam in families.items() for lr in rates(cfg))
 
 
-def _khop_arm(cfg: ModelConfig, recipe: TaskRecipe, lr: float, families: list[str]) -> Arm:
+def _khop_arm(cfg: ModelConfig, recipe: TrainConfig, lr: float, families: list[str]) -> Arm:
     """One of chapter 3's arms: ``cfg`` trained by ``recipe`` at ``lr``, named and described
     the way ``khop_analysis`` reads it (``info``: shape, rate, families, parameters)."""
     return Arm(f"L={cfg.n_layer} d={cfg.d_model} lr={lr:g}", cfg, recipe.replace(lr=lr),
@@ -76,8 +79,9 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = TaskRecipe(steps=30 if quick else 4000, batch_size=64, lr=3e-3, warmup=100,
-                        eval_sequences=16 if quick else 512, eval_every=10 if quick else 250)
+    recipe = task_recipe(task, steps=30 if quick else 4000, batch_size=64, lr=3e-3,
+                         warmup_steps=100, eval_sequences=16 if quick else 512,
+                         eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
                              lambda cfg: (1e-3, 3e-3) if cfg.n_layer <= 2 else (3e-3,))
     return Experiment(
@@ -124,7 +128,8 @@ def khop16_query_tokens(quick: bool = False) -> Experiment:
     task = dataclasses.replace(sweep.data, layout="query_tokens")
     two = [a for a in sweep.arms if a.name.startswith("L=2 d=64 ")]
     arms = tuple(Arm(a.name, a.model.replace(vocab_size=task.vocab_size,
-                                             context=task.seq_len), a.recipe, a.info)
+                                             context=task.seq_len),
+                     a.recipe.replace(context=task.seq_len), a.info)
                  for a in two)
     return Experiment(
         name="khop16_query_tokens", quick=quick,
@@ -189,7 +194,8 @@ def _khop_long(name: str, n_nodes: int, quick: bool, description: str) -> Experi
     sweep = khop16_depth_sweep(quick)
     task = dataclasses.replace(sweep.data, n_nodes=n_nodes)
     recipe = sweep.arms[0].recipe.replace(steps=30 if quick else 12000,
-                                          eval_every=10 if quick else 500)
+                                          eval_every=10 if quick else 500,
+                                          context=task.seq_len)
     base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
     shapes = ((1, 128), (2, 64))         # the sweep's widest one block; two blocks at d = 64
     arms = tuple(_khop_arm(base.replace(n_layer=L, d_model=d), recipe, 1e-3,
@@ -241,10 +247,10 @@ INDUCTION_BUDGET_DEPTHS = (1, 2, 3, 4, 6)
 INDUCTION_RATES = (1e-3, 3e-3)
 
 
-def _induction_recipe(quick: bool) -> TaskRecipe:
-    return TaskRecipe(steps=20 if quick else 8000, batch_size=16, lr=INDUCTION_RATES[0],
-                      warmup=200, eval_sequences=16 if quick else 256,
-                      eval_every=10 if quick else 500)
+def _induction_recipe(quick: bool) -> TrainConfig:
+    return task_recipe(INDUCTION_TASK, steps=20 if quick else 8000, batch_size=16,
+                       lr=INDUCTION_RATES[0], warmup_steps=200,
+                       eval_sequences=16 if quick else 256, eval_every=10 if quick else 500)
 
 
 @register
@@ -288,7 +294,8 @@ def induction16_calibration(quick: bool = False) -> Experiment:
     sweep = induction_depth_sweep(quick)
     task = InductionHops(hops=(1, 2, 4), n_symbols=16, length=128)
     recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 6000,
-                                          eval_every=10 if quick else 750)
+                                          eval_every=10 if quick else 750,
+                                          context=task.seq_len)
     base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
     shapes = ((1, 64), (2, 64)) if quick else ((1, 128), (5, 64))
     arms = tuple(_khop_arm(base.replace(n_layer=L, d_model=d), recipe, recipe.lr,
@@ -316,8 +323,9 @@ def induction_fast(quick: bool = False) -> Experiment:
     depths, 1,500 steps and one seed. An illustration; the verdict reads the record."""
     sweep = induction_depth_sweep(quick)
     task = InductionHops(hops=(1, 2), n_symbols=sweep.data.n_symbols, length=32)
-    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 1500, warmup=100,
-                                          eval_every=10 if quick else 250)
+    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 1500, warmup_steps=100,
+                                          eval_every=10 if quick else 250,
+                                          context=task.seq_len)
     base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)
     arms = tuple(_khop_arm(base.replace(n_layer=L), recipe, recipe.lr, ["fixed width"])
                  for L in ((1, 2) if quick else (1, 2, 3)))

@@ -293,10 +293,53 @@ def _floats(obj):
 ADDED_FIELDS = {
     "n_unique_blocks": None,     # ModelConfig: every block distinct (chapter 8's looping off)
     "ln_scaling": "none",        # ModelConfig: LayerNorm outputs unscaled
-    "eval_every": 0,             # TaskRecipe: no accuracy curves
+    "eval_every": 0,             # a task's recipe: no accuracy curves
     "layout": "query_tokens",    # PointerChasing: one token per (k, x) query
     "eval_seed": None,           # TrainConfig: held-out batches drawn from each run's seed
+    "eval_sequences": 256,       # TrainConfig: fresh sequences scoring a task (unused on text)
 }
+
+#: The keys of a task recipe as records stored it before tasks were trained with
+#: ``TrainConfig`` (``training.tasks.task_recipe``), and the ``TrainConfig`` field each became.
+LEGACY_TASK_RECIPE = {"steps": "steps", "batch_size": "batch_size", "lr": "lr",
+                      "warmup": "warmup_steps", "eval_sequences": "eval_sequences",
+                      "eval_every": "eval_every"}
+
+
+def current_form(config: dict) -> dict:
+    """A stored config as today's definitions write it: a task record whose arms' recipes
+    have the old keys (``LEGACY_TASK_RECIPE``) gets the ``TrainConfig`` those keys meant
+    (``task_recipe`` with the task's sequence length), so that it stays current until it is
+    regenerated. Anything else is returned as it is."""
+    from dataclasses import asdict
+
+    from depthnotes.training.tasks import task_recipe
+
+    arms = config.get("arms", [])
+    if not any(set(a.get("recipe", {})) <= set(LEGACY_TASK_RECIPE)
+               and "warmup" in a.get("recipe", {}) for a in arms):
+        return config
+    task = stored_task(config["data"])
+    out = dict(config, arms=[])
+    for a in arms:
+        r = a["recipe"]
+        if set(r) <= set(LEGACY_TASK_RECIPE):
+            r = asdict(task_recipe(task, **{LEGACY_TASK_RECIPE[k]: v for k, v in r.items()}))
+        out["arms"].append(dict(a, recipe=r))
+    return out
+
+
+def stored_task(data: dict):
+    """The synthetic task a record's stored ``data`` describes (``spec.data_dict``'s inverse
+    for tasks)."""
+    from depthnotes.experiments.spec import TASKS
+
+    fields = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()
+              if k not in ("kind", "vocab_size", "seq_len")}
+    task = TASKS[data["kind"]](**fields)
+    if task.seq_len != data["seq_len"]:
+        raise ValueError(f"stored task {data} does not rebuild to its sequence length")
+    return task
 
 
 def config_differences(stored, current, path: str = "config") -> list[str]:
@@ -327,7 +370,8 @@ def check_current(record: Record, experiment: Experiment | None = None) -> None:
     registered one of the same name and kind)."""
     if experiment is None:
         experiment = get_experiment(record.name, quick=record.quick)
-    diffs = config_differences(record.config, round_floats(experiment.config_dict()))
+    diffs = config_differences(round_floats(current_form(record.config)),
+                               round_floats(experiment.config_dict()))
     if diffs:
         shown = "\n  ".join(diffs[:8]) + (f"\n  ... ({len(diffs) - 8} more)"
                                           if len(diffs) > 8 else "")

@@ -1,6 +1,7 @@
 """What a named experiment is and how one of its jobs runs: the data it trains on, its arms
-(one model config and one training recipe each), its seeds, what it measures, and ``run_job``,
-at module level so that a worker process can import it.
+(one model config and one training recipe each, a ``TrainConfig`` whatever the data), its
+seeds, what it measures, and ``run_job``, at module level so that a worker process can import
+it.
 
 A named experiment is a function ``(quick: bool) -> Experiment`` registered with
 ``register`` in ``EXPERIMENTS``. ``quick=True`` gives a tiny version of the *same* experiment
@@ -37,31 +38,13 @@ CURVE_POINTS = 300
 
 
 @dataclass(frozen=True)
-class TaskRecipe:
-    """How ``tasks.train_on_task`` trains on a synthetic task (its keyword arguments but the
-    seed, which comes from the experiment's seeds)."""
-
-    steps: int = 400
-    batch_size: int = 64
-    lr: float = 3e-3
-    warmup: int = 40
-    eval_sequences: int = 256
-    eval_every: int = 0           # > 0: accuracy curves, measured every this many steps
-
-    def replace(self, **changes) -> "TaskRecipe":
-        import dataclasses
-
-        return dataclasses.replace(self, **changes)
-
-
-@dataclass(frozen=True)
 class Arm:
     """One thing compared: a model and how it is trained. ``info`` holds facts a table needs
     that the config does not say directly (e.g. a sweep point's budget, or its lr rule)."""
 
     name: str
     model: ModelConfig
-    recipe: TrainConfig | TaskRecipe
+    recipe: TrainConfig
     info: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -91,13 +74,12 @@ class Experiment:
         if not self.seeds or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"experiment {self.name!r}: seeds must be distinct and at least "
                              f"one, got {self.seeds}")
-        recipe_type = TrainConfig if self.data_kind == "corpus" else TaskRecipe
         for a in self.arms:
-            if not isinstance(a.recipe, recipe_type):
-                raise TypeError(f"experiment {self.name!r}, arm {a.name!r}: a {self.data_kind} "
-                                f"experiment needs a {recipe_type.__name__} recipe, got "
-                                f"{type(a.recipe).__name__}")
-            if isinstance(a.recipe, TrainConfig) and a.recipe.seed != 0:
+            if not isinstance(a.recipe, TrainConfig):
+                raise TypeError(f"experiment {self.name!r}, arm {a.name!r}: the recipe must "
+                                f"be a TrainConfig (for a task: training.tasks.task_recipe), "
+                                f"got {type(a.recipe).__name__}")
+            if a.recipe.seed != 0:
                 raise ValueError(f"experiment {self.name!r}, arm {a.name!r}: leave the recipe's "
                                  f"seed at 0; the seeds come from Experiment.seeds")
 
@@ -210,12 +192,8 @@ def _run_corpus(job: Job) -> tuple[object, dict]:
 def _run_task(job: Job) -> tuple[object, dict]:
     from depthnotes.training.tasks import train_on_task
 
-    r = job.arm.recipe
     t0 = time.perf_counter()
-    model, run = train_on_task(job.arm.model, job.data, steps=r.steps,
-                               batch_size=r.batch_size, lr=r.lr, warmup=r.warmup,
-                               seed=job.seed, eval_sequences=r.eval_sequences,
-                               eval_every=r.eval_every)
+    model, run = train_on_task(job.arm.model, job.data, job.arm.recipe.replace(seed=job.seed))
     every, curve = window_means(list(run.losses))
     curves = {"train_loss": curve, "train_loss_every": every}
     if run.curve_steps:

@@ -57,6 +57,11 @@ class TrainConfig:
     seed of an experiment is evaluated on the same text, so that which characters were drawn
     adds nothing to the seed spread; ``None`` draws them from ``seed`` (the records made before
     it existed).
+
+    The same recipe trains on a synthetic task (``training.tasks.train_on_task``; build one with
+    ``training.tasks.task_recipe``, which holds the tasks' optimizer settings): there
+    ``eval_every`` also sets how often the accuracy on every k is measured, and
+    ``eval_sequences`` how many fresh sequences score the trained model on each k.
     """
 
     steps: int = 200
@@ -75,9 +80,10 @@ class TrainConfig:
     seed: int = 0
     blowup_factor: float | None = 3.0
     eval_seed: int | None = None
+    eval_sequences: int = 256
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "context", "eval_batches"):
+        for name in ("steps", "batch_size", "context", "eval_batches", "eval_sequences"):
             check_int(name, getattr(self, name), 1)
         for name in ("warmup_steps", "eval_every", "seed"):
             check_int(name, getattr(self, name), 0)

@@ -1,5 +1,11 @@
 """Training a model on a synthetic task (chapter 3): the one training loop, fed fresh task
 batches, and the model scored on every k.
+
+A task is trained with the same recipe type as the text corpus, ``TrainConfig``;
+``task_recipe`` gives the settings every task run in the book shares (AdamW with betas 0.9 and
+0.98 and weight decay 0.01 on the weight matrices, cosine decay to zero, clipping at 1, no
+blow-up test: a task's loss may rise for a while before it falls), so that a stored record
+shows the whole recipe, optimizer included.
 """
 
 from __future__ import annotations
@@ -12,10 +18,23 @@ from depthnotes.core.params import count_params
 from depthnotes.data.tasks import PointerChasing, query_accuracy
 from depthnotes.training.loop import TrainConfig, train
 
+#: What every task run shares (``task_recipe``); steps, batch size, rate, warm-up and the
+#: evaluation sizes are each experiment's.
+TASK_SETTINGS = dict(decay="cosine", min_lr_ratio=0.0, weight_decay=0.01, beta1=0.9,
+                     beta2=0.98, grad_clip=1.0, blowup_factor=None,
+                     eval_batches=1)      # the loop's held-out loss: one batch (not reported)
+
+
+def task_recipe(task, **changes) -> TrainConfig:
+    """The recipe for training on ``task``: ``TASK_SETTINGS`` with the task's sequence length
+    as the context, then ``changes`` (any ``TrainConfig`` field: ``steps``, ``batch_size``,
+    ``lr``, ``warmup_steps``, ``eval_every``, ``eval_sequences``, ...)."""
+    return TrainConfig(context=task.seq_len, **{**TASK_SETTINGS, **changes})
+
 
 @dataclass(frozen=True)
 class TaskRun:
-    """One model trained on the pointer-chasing mix: its accuracy for each k, its loss curve."""
+    """One model trained on a task: its accuracy for each k, its loss curve."""
 
     n_layer: int
     d_model: int
@@ -28,50 +47,49 @@ class TaskRun:
     accuracy_curves: dict = None    # {k: (accuracy after each of curve_steps, ...)}
 
 
-def train_on_task(config, task: PointerChasing, steps: int = 400, batch_size: int = 64,
-                  lr: float = 3e-3, warmup: int = 40, seed: int = 0,
-                  eval_sequences: int = 256, eval_every: int = 0,
+def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = None, *,
                   curve_sequences: int = 128) -> tuple[object, TaskRun]:
-    """Train ``Transformer(config, seed=seed)`` on ``task`` with the book's one training loop
-    (``train.train``) and score it on every k.
+    """Train ``Transformer(config, seed=recipe.seed)`` on ``task`` with the book's one training
+    loop (``loop.train``) and ``recipe`` (default: ``task_recipe(task)``), and score it on
+    every k.
 
-    Every batch is a fresh mix of k = 1..max_hops drawn with ``task.sample`` from the loop's
-    generator (seeded by ``seed``), so nothing repeats. The recipe: AdamW (betas 0.9, 0.98,
-    weight decay 0.01 on the weight matrices), ``warmup`` steps of linear warmup, then cosine
-    decay to zero, gradient clipping at 1. Only a non-finite loss or gradient stops a run
-    (no blow-up test: a task's loss may rise for a while). Accuracy uses fresh sequences with
-    seeds from 10**9 (``query_accuracy``); a diverged run scores 0. With ``eval_every > 0``
-    the accuracy on every k is also measured every ``eval_every`` steps, on
-    ``curve_sequences`` other fresh sequences (the same ones every time) (learning curves: chapter 3 asks whether a shape
-    learns slowly or not at all). Returns the model and a ``TaskRun``.
+    Every batch is a fresh mix of the task's k's drawn with ``task.sample`` from the loop's
+    generator (seeded by ``recipe.seed``), so nothing repeats. Only a non-finite loss or
+    gradient stops a run. Accuracy uses ``recipe.eval_sequences`` fresh sequences with seeds
+    from 10**9 (``query_accuracy``), the same for every seed; a diverged run scores 0. With
+    ``recipe.eval_every > 0`` the accuracy on every k is also measured every ``eval_every``
+    steps, on ``curve_sequences`` other fresh sequences (the same ones every time): learning
+    curves (chapter 3 asks whether a shape learns slowly or not at all). Returns the model
+    and a ``TaskRun``.
     """
+    recipe = task_recipe(task) if recipe is None else recipe
+    if not isinstance(recipe, TrainConfig):
+        raise TypeError(f"recipe must be a TrainConfig (see task_recipe), got "
+                        f"{type(recipe).__name__}")
     if config.vocab_size != task.vocab_size or config.context < task.seq_len:
         raise ValueError(f"config needs vocab_size={task.vocab_size} and context >= "
                          f"{task.seq_len} for this task, got vocab_size={config.vocab_size}, "
                          f"context={config.context}")
-    check_int("eval_sequences", eval_sequences, 1)
-    check_int("eval_every", eval_every, 0)
+    if recipe.context != task.seq_len:
+        raise ValueError(f"recipe.context must be the task's sequence length {task.seq_len}, "
+                         f"got {recipe.context} (build the recipe with task_recipe(task, ...))")
     check_int("curve_sequences", curve_sequences, 1)
-    recipe = TrainConfig(steps=steps, batch_size=batch_size, context=task.seq_len, lr=lr,
-                         warmup_steps=warmup, decay="cosine", min_lr_ratio=0.0,
-                         weight_decay=0.01, beta1=0.9, beta2=0.98, grad_clip=1.0,
-                         blowup_factor=None, seed=seed,
-                         eval_batches=1)   # train's held-out loss: one batch (unused here)
-    hops = task.hops
+    hops, every = task.hops, recipe.eval_every
     curve_steps, curves = [], {k: [] for k in hops}
 
     def on_step(step: int, model) -> None:
-        if eval_every and (step + 1) % eval_every == 0:
+        if every and (step + 1) % every == 0:
             curve_steps.append(step + 1)
             for k in hops:
                 curves[k].append(query_accuracy(model, task, k, curve_sequences))
 
-    model = Transformer(config, seed=seed)
-    result = train(model, lambda gen: task.sample(batch_size, gen), recipe,
+    model = Transformer(config, seed=recipe.seed)
+    result = train(model, lambda gen: task.sample(recipe.batch_size, gen), recipe,
                    on_step=on_step, desc=f"L={config.n_layer}")
-    accuracy = {k: (0.0 if result.diverged else query_accuracy(model, task, k, eval_sequences))
+    accuracy = {k: (0.0 if result.diverged else
+                    query_accuracy(model, task, k, recipe.eval_sequences))
                 for k in hops}
     losses = tuple(result.train_losses[:result.steps_run])   # the applied steps' losses
     return model, TaskRun(config.n_layer, config.d_model, count_params(config).non_embedding,
-                          steps, accuracy, losses, result.diverged, tuple(curve_steps),
+                          recipe.steps, accuracy, losses, result.diverged, tuple(curve_steps),
                           {k: tuple(v) for k, v in curves.items()})
