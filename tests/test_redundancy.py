@@ -13,8 +13,7 @@ from depthnotes.core.params import shapes_for_budget
 from depthnotes.measure.probes import residual_stream
 from depthnotes.measure.redundancy import (angular_distances, drop_last_losses,
                                            removable_count, update_cosines)
-from depthnotes.verdicts.ch6_redundancy import (judge_redundancy, later_mean_cosine,
-                                                redundancy_rule)
+from depthnotes.verdicts.ch6_redundancy import judge_redundancy, later_mean_cosine
 from depthnotes.verdicts.evidence import (IN_PART, MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE,
                                           REPRODUCED)
 from depthnotes.training.loop import TrainConfig
@@ -152,12 +151,6 @@ def test_judge_redundancy_word_for_each_branch(cosines, drops, models, untrained
     assert (c.similar_word, c.removable_word) == words and c.word == word
 
 
-def test_redundancy_rule_states_the_models_a_verdict_needs():
-    text = redundancy_rule()
-    assert f"at least {MIN_SEEDS} trained models" in text and "not testable" in text
-    assert "inconclusive" not in text and "clearly above" in text
-
-
 def test_lr_for_width():
     assert lr_for_width(3e-3, 32, 64, "1/d") == pytest.approx(6e-3)
     assert lr_for_width(3e-3, 32, 64, "constant") == 3e-3
@@ -253,7 +246,7 @@ def _pruning_record(curves, scratch):
 
 
 def test_judge_pruning_counts_cuts_within_the_fraction_and_needs_half_the_stack():
-    from depthnotes.verdicts.ch6_redundancy import judge_pruning, pruning_rule
+    from depthnotes.verdicts.ch6_redundancy import judge_pruning
 
     flat = [1.0, 1.01, 1.02, 1.03, 1.04, 1.5]         # L = 10: 4 cuts within 5 %, of 5
     steep = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
@@ -271,4 +264,3 @@ def test_judge_pruning_counts_cuts_within_the_fraction_and_needs_half_the_stack(
     assert c.word == NOT_TESTABLE                      # two seeds
     with pytest.raises(ValueError, match="pruned"):
         judge_pruning(_pruning_record({}, {5: [1.0] * 3}))
-    assert "50%" in pruning_rule() and "5%" in pruning_rule()

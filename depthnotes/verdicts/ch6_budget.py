@@ -2,14 +2,19 @@
 C14, C15). The sweep itself trains in ``training.budget`` (``budget_sweep``, ``lr_for_width``);
 the real models' shapes are ``data.published_shapes``.
 
-* ``judge_basin`` applies the basin rule (``basin_rule`` states it) to per-seed losses of
-  one budget's shapes; ``basins_from_record`` does it for every budget of a record such as
+* ``judge_basin`` applies the basin rule to per-seed losses of one budget's shapes: each
+  shape at its best rate is in the basin unless it is clearly worse than the best shape (the
+  evidence library's rule, margin ``BASIN_FLOOR`` of the best mean loss); ``basins_from_record`` does it for every budget of a record such as
   ``budget_basin``; ``basin_claim_word`` turns the basins into the claims page's word.
 * ``end_gap_trend`` follows the gap between a budget's deepest and shallowest shape over the
-  record's evaluations (is it closing with more tokens?), by the rule ``gap_trend_rule`` states.
+  record's evaluations (is it closing with more tokens?): each seed's change from the middle
+  evaluation to the last, compared between the two shapes by the evidence library's rule.
 * ``c14_parts`` splits C14 into its three parts (thin end, wide end, broad middle);
   ``basin_grid`` loads the six-rate grid (``BASIN_RECORDS``) that chapters 6 and 7 read.
-* ``aspect_claim_word`` judges C15 on ``PUBLISHED_SHAPES`` by the rule ``aspect_rule`` states.
+* ``aspect_claim_word`` judges C15 on ``PUBLISHED_SHAPES`` (its docstring states the rule).
+
+The functions return structured results (words, gaps, basins); the sentences a reader reads,
+the rules among them, are written in chapter 6 around the numbers it publishes.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.config import aspect_ratio
 from depthnotes.data.published_shapes import PUBLISHED_SHAPES, distinct_shapes
 from depthnotes.verdicts.ch4_trainability import loss_ceiling
-from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN,
+from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN,
                                           NOT_TESTABLE, REPRODUCED, Arm, RatePick, best_rate,
                                           combine, compare, from_bracket, summarise)
 
@@ -35,18 +40,6 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN,
 BASIN_FLOOR = 0.02
 #: A basin is "broad" (the claim's flat middle) when it holds at least this many shapes.
 BROAD_SHAPES = 3
-
-
-def basin_rule(floor: float = BASIN_FLOOR, broad: int = BROAD_SHAPES) -> str:
-    """The rule ``judge_basin`` applies, as the sentence a chapter prints above the result."""
-    return (f"For each budget, every shape at its best learning rate: a shape is in the "
-            f"basin unless it is clearly worse than the best shape (the evidence library's "
-            f"rule, with a margin of {floor:.0%} of the best mean loss). The claim's shape, "
-            f"on one budget: both ends (the shallowest and the deepest shape) worse and at "
-            f"least {broad} shapes in the basin. A budget is not testable while a shape's "
-            f"best rate sits at an edge of its grid. The claim's word combines the budgets': "
-            f"reproduced at every budget, in part at some. At least {MIN_SEEDS} seeds per "
-            f"shape.")
 
 
 @dataclass(frozen=True)
@@ -138,14 +131,6 @@ class Basin:
         ratios = [s.aspect_ratio for s in self.inside]
         return min(ratios), max(ratios)
 
-    def ends(self) -> str:
-        """Where this budget departs from the claim, in words (for a verdict line)."""
-        def end(name, s):
-            word = "worse" if not s.inside else "in the basin"
-            return f"{name} end (L = {s.n_layer}) {word}, {s.gap:+.3f}"
-        return (f"P = {self.budget:,}: best L = {self.best.n_layer}, margin {self.width:.3f}; "
-                f"{end('shallow', self.shallow)}; {end('deep', self.deep)}")
-
     def table(self, digits: int = 3) -> str:
         """Each shape: L, d, d/L, mean and min-max over seeds, gap, in the basin or not."""
         lines = [f"P = {self.budget:,}: best mean {self.band[0]:.{digits}f}, margin "
@@ -161,7 +146,7 @@ class Basin:
 def judge_basin(budget: int, shapes, *, floor: float = BASIN_FLOOR,
                 broad: int = BROAD_SHAPES, picks: dict | None = None,
                 ceiling: float | None = None) -> Basin:
-    """Apply ``basin_rule`` to one budget. ``shapes`` is a sequence of ``(label, n_layer,
+    """Apply the basin rule (module docstring) to one budget. ``shapes`` is a sequence of ``(label, n_layer,
     d_model, losses)`` with ``losses`` one final loss per seed (at least ``MIN_SEEDS``;
     None for a seed that diverged, which counts as ``ceiling``, the loss of a model that
     learned nothing, by the evidence library's policy); ``picks`` maps a label to its
@@ -242,7 +227,7 @@ def _mean_or_inf(values) -> float:
 
 
 def basin_claim_word(basins) -> str:
-    """The word for C14 (``basin_rule``): the budgets' words combined."""
+    """The word for C14: the budgets' words combined."""
     basins = list(basins.values()) if isinstance(basins, dict) else list(basins)
     if not basins:
         raise ValueError("basins must hold at least one budget's Basin")
@@ -319,15 +304,6 @@ def c14_parts(basins: dict[int, Basin]) -> list:
 CLOSING, WIDENING, STEADY = "closing", "widening", "no clear change"
 
 
-def gap_trend_rule() -> str:
-    """The rule ``end_gap_trend`` applies, as a sentence for the page."""
-    return ("For each budget: the gap is the deepest shape's mean validation loss minus the "
-            "shallowest shape's, at each evaluation. Each seed's change from the middle "
-            "evaluation to the last is compared between the two shapes by the evidence "
-            "library's rule: the gap is closing when the deepest shape's loss falls clearly "
-            "more, widening when the shallowest's does, and shows no clear change otherwise.")
-
-
 @dataclass(frozen=True)
 class GapTrend:
     """The deepest-minus-shallowest gap of one budget at each evaluation, and its trend."""
@@ -349,8 +325,9 @@ class GapTrend:
 
 
 def gap_trend(deep_changes, shallow_changes) -> str:
-    """``gap_trend_rule``'s word from each seed's change (last - middle evaluation) of the
-    deepest and of the shallowest shape."""
+    """The trend's word from each seed's change (last - middle evaluation) of the deepest and
+    of the shallowest shape: closing when the deepest falls clearly more (the evidence
+    library's rule), widening when the shallowest does, else no clear change."""
     d = compare(("deepest", list(deep_changes)), ("shallowest", list(shallow_changes)))
     if not d.clear:
         return STEADY
@@ -359,7 +336,7 @@ def gap_trend(deep_changes, shallow_changes) -> str:
 
 def end_gap_trend(record, basin: Basin, metric: str = "eval_loss") -> GapTrend:
     """The gap between ``basin``'s deepest and shallowest shape in ``record`` at each
-    evaluation of ``metric`` (mean over seeds), and its trend by ``gap_trend_rule``."""
+    evaluation of ``metric`` (mean over seeds), and its trend (``gap_trend``)."""
     curves, changes = {}, {}
     for end in (basin.shallow, basin.deep):
         steps, values = record.curves(end.label, metric)
@@ -378,30 +355,6 @@ def end_gap_trend(record, basin: Basin, metric: str = "eval_loss") -> GapTrend:
                     gap_trend(changes[basin.deep.label], changes[basin.shallow.label]))
 
 
-def kaplan_contrast(basins: dict) -> str:
-    """Where the basins differ from Kaplan et al. (2020), whose models with fewer than two
-    layers fall off the trend (a worse shallow end) and whose extreme aspect ratios do too (a
-    worse deep end), as one sentence for the verdict line."""
-    if not basins:
-        raise ValueError("basins must hold at least one budget's Basin")
-
-    def budgets(ps):
-        return " and ".join(f"{P:,}" for P in ps)
-
-    shallow_in = [P for P, b in basins.items() if not b.shallow_worse]
-    deep_in = [P for P, b in basins.items() if not b.deep_worse]
-    if shallow_in:
-        shallow = (f"unlike Kaplan et al.'s one-layer models (off their trend), the "
-                   f"shallowest shape is in the basin at P = {budgets(shallow_in)}")
-    else:
-        shallow = "as in Kaplan et al., the shallowest shape is worse at every budget"
-    if deep_in:
-        deep = f"the deepest shape is in the basin at P = {budgets(deep_in)}"
-    else:
-        deep = "the deepest, thinnest shape is worse at every budget"
-    return f"{shallow}; {deep}"
-
-
 # -- the rule for C15 ------------------------------------------------------------------------
 #: C15's "around 100": the median d/L of the distinct published shapes lies within a factor
 #: ASPECT_FACTOR of this centre.
@@ -411,20 +364,6 @@ ASPECT_FACTOR = 2
 #: C15's "larger models drift higher": the median d/L of the shapes at or above this many
 #: non-embedding parameters (12 L d^2) exceeds the median of those below.
 DRIFT_SPLIT = 1_000_000_000
-
-
-def aspect_rule(centre: float = ASPECT_CENTRE, factor: float = ASPECT_FACTOR,
-                split: float = DRIFT_SPLIT) -> str:
-    """The rule ``aspect_claim_word`` applies, as the sentence a chapter prints above it."""
-    return (f"C15 holds in two parts, judged on the distinct published shapes (a shape "
-            f"several families share counts once). Around {centre:g}: the median d/L of the "
-            f"shapes lies within a factor {factor:g} of {centre:g} (from {centre / factor:g} "
-            f"to {centre * factor:g}). Larger models drift higher: the median d/L of the "
-            f"shapes with at least {split:,.0f} non-embedding parameters (12·L·d²) exceeds "
-            f"the median of those below. Reproduced when both hold and no family runs the "
-            f"other way (its largest model at a lower d/L than its smallest); reproduced in "
-            f"part when only one part holds, or a family runs the other way; not shown "
-            f"otherwise.")
 
 
 def families_against_drift(shapes=PUBLISHED_SHAPES) -> list[str]:
@@ -441,7 +380,11 @@ def families_against_drift(shapes=PUBLISHED_SHAPES) -> list[str]:
 
 def aspect_claim_word(shapes=PUBLISHED_SHAPES, *, centre: float = ASPECT_CENTRE,
                       factor: float = ASPECT_FACTOR, split: float = DRIFT_SPLIT) -> str:
-    """The claims page's word for C15 on ``shapes`` (``aspect_rule`` states the rule)."""
+    """The claims page's word for C15 on ``shapes``, judged on the distinct shapes, in two
+    parts: the median d/L lies within a factor ``factor`` of ``centre``; and the median d/L
+    of the shapes with at least ``split`` non-embedding parameters exceeds that of the
+    smaller ones, with no family running the other way (``families_against_drift``).
+    Reproduced when both hold, in part when one does, not shown otherwise."""
     check_number("centre", centre, low=0.0, low_open=True)
     check_number("factor", factor, low=1.0)
     distinct = distinct_shapes(shapes)

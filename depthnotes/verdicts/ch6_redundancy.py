@@ -13,16 +13,6 @@ from depthnotes.verdicts.evidence import (MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, RE
                                           combine, compare)
 
 
-def redundancy_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
-    """The rule ``judge_redundancy`` applies, as a sentence for the page."""
-    return (f"Two parts, a word each. Similar updates: the trained models' mean cosine between "
-            f"consecutive updates (block pairs after block 1) is clearly above the untrained "
-            f"models' (the evidence library's rule). Many blocks can go: in every trained "
-            f"model the last n blocks can be removed with the loss within {rel:.0%} of the "
-            f"full loss for at least {many:.0%} of the blocks. Each part needs the measures "
-            f"of at least {MIN_SEEDS} trained models; from fewer it is not testable.")
-
-
 @dataclass(frozen=True)
 class RedundancyCheck:
     """The result of ``judge_redundancy``: per trained model (seed) and per untrained one."""
@@ -84,7 +74,11 @@ def later_mean_cosine(cosines) -> float:
 
 
 def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> RedundancyCheck:
-    """Apply ``redundancy_rule``. ``trained_cosines`` holds ``update_cosines`` of each trained
+    """C13's first part on an 8-block record: similar updates when the trained models' mean
+    cosine between consecutive updates (pairs after block 1) is clearly above the untrained
+    models' (the evidence library's rule); many blocks can go when in every trained model
+    the last n blocks can be removed within ``REMOVABLE_REL`` of the full loss for at least
+    ``MANY_FRACTION`` of its blocks. ``trained_cosines`` holds ``update_cosines`` of each trained
     model (one array per seed), ``drop_losses`` each one's ``drop_last_losses`` (same order),
     ``untrained_cosines`` one ``update_cosines`` array per untrained model of the same shape
     (at least 2). Fewer than ``MIN_SEEDS`` models make a part not testable."""
@@ -106,18 +100,6 @@ def judge_redundancy(trained_cosines, untrained_cosines, drop_losses) -> Redunda
 # -- C13 by the published pruning protocols (record layer_pruning) ---------------------------
 #: The two protocols of the record, by the final probe that holds each one's losses.
 PRUNING_PROTOCOLS = {"Gromov": "gromov_prune_losses", "ShortGPT": "shortgpt_prune_losses"}
-
-
-def pruning_rule(rel: float = REMOVABLE_REL, many: float = MANY_FRACTION) -> str:
-    """The rule ``judge_pruning`` applies, as a sentence for the page."""
-    return (f"For each pruned depth and each protocol (Gromov et al.: the n contiguous blocks "
-            f"whose ends are closest in angle; ShortGPT: the n blocks of lowest Block "
-            f"Influence), a model's removable count is the number of cuts n >= 1 that keep "
-            f"the loss on the probe batch within {rel:.0%} of the full model's, without "
-            f"retraining. Many blocks can go when, at every pruned depth, every seed can lose "
-            f"at least {many:.0%} of its blocks by at least one protocol: reproduced; fewer: "
-            f"not shown here. Fewer than {MIN_SEEDS} seeds per depth: not testable. Beside it, "
-            f"not in the word: the stack cut to L/2 against one trained at L/2 from scratch.")
 
 
 @dataclass(frozen=True)
@@ -160,7 +142,11 @@ class PruningCheck:
 
 
 def judge_pruning(record) -> PruningCheck:
-    """Apply ``pruning_rule`` to a ``layer_pruning`` record: arms with info role 'pruned'
+    """C13's second part on a ``layer_pruning`` record: a seed's removable count, per protocol,
+    is the number of cuts n >= 1 that keep the probe loss within ``REMOVABLE_REL`` of the
+    full model's; many blocks can go (reproduced) when every seed of every depth reaches
+    ``MANY_FRACTION`` of its blocks by at least one protocol, else not shown here; fewer than
+    ``MIN_SEEDS`` seeds: not testable. Arms with info role 'pruned'
     carry the protocols' losses; arms with role 'scratch' (or 'from scratch') are the
     controls, read from entry 0 of their ``drop_last_losses`` (the full model's loss on the
     same probe batch)."""
