@@ -283,6 +283,31 @@ def test_site_is_stale_when_a_source_is_newer(tmp_path):
     assert build.site_is_stale(root)
 
 
+def test_the_run_times_alone_refresh_only_the_status_page(tmp_path, monkeypatch):
+    """The test run records each notebook's time (status.RUNS_FILE), a source of the status
+    page: that alone asks Sphinx for the changed pages, not a full build; any other newer
+    source rebuilds everything; a current site is left alone."""
+    root = _book(tmp_path, [])
+    (root / "_config.yml").write_text("title: t\n")
+    (root / "_build" / "html").mkdir(parents=True)
+    (root / "_build" / "html" / "index.html").write_text("x")
+    (root / "_build" / build.STAMP_NAME).write_text("1.0\n")
+    runs = root / status.RUNS_FILE
+    runs.parent.mkdir(parents=True, exist_ok=True)
+    runs.write_text("{}\n")
+    past = time.time() - 100
+    for f in build.site_sources(root):
+        os.utime(f, (past, past))
+    calls = []
+    monkeypatch.setattr(build, "_build", lambda r, full: calls.append(("part", full)))
+    monkeypatch.setattr(build, "build_site", lambda r: calls.append(("full", True)))
+    assert build.refresh_site(root) == "fresh" and calls == []
+    runs.touch()
+    assert build.refresh_site(root) == "status" and calls == [("part", False)]
+    (root / "notebooks" / "01_toy.ipynb").touch()
+    assert build.refresh_site(root) == "full" and calls[-1] == ("full", True)
+
+
 def test_methods_page_lists_every_record_and_threshold():
     """The Methods and history page is read from the records and the verdict modules: every
     stored record gets a row and a dropdown, every listed threshold its value and comment."""

@@ -68,13 +68,34 @@ def site_sources(root: Path = ROOT) -> list[Path]:
     return [f for f in files if f.exists()]
 
 
-def site_is_stale(root: Path = ROOT) -> bool:
-    """True if ``_build/html`` is missing or older than any of its sources."""
+def stale_sources(root: Path = ROOT) -> list[Path] | None:
+    """The sources newer than the built site (empty when it is up to date), or None when
+    there is no complete build."""
     stamp = root / "_build" / STAMP_NAME
     if not stamp.exists() or not (root / "_build" / "html" / "index.html").exists():
-        return True
+        return None
     built = stamp.stat().st_mtime
-    return any(f.stat().st_mtime > built for f in site_sources(root))
+    return [f for f in site_sources(root) if f.stat().st_mtime > built]
+
+
+def site_is_stale(root: Path = ROOT) -> bool:
+    """True if ``_build/html`` is missing or older than any of its sources."""
+    return stale_sources(root) != []
+
+
+def refresh_site(root: Path = ROOT) -> str:
+    """Bring the site up to date with the least work: nothing when it is current (``"fresh"``);
+    when the only newer source is the run times the test run has just recorded, regenerate the
+    pages and let Sphinx rebuild what changed (the status page; ``"status"``), a few seconds
+    instead of a full build; otherwise ``build_site`` (``"full"``)."""
+    stale = stale_sources(root)
+    if stale == []:
+        return "fresh"
+    if stale == [root / status.RUNS_FILE]:
+        _build(root, full=False)
+        return "status"
+    build_site(root)
+    return "full"
 
 
 def build_site(root: Path = ROOT) -> float:
@@ -83,21 +104,30 @@ def build_site(root: Path = ROOT) -> float:
     Raises ``subprocess.CalledProcessError`` on any Sphinx warning, ``AssetError`` when an
     asset cannot be fetched or a notebook's claim cell breaks the house format.
     """
+    fetch_assets(root)
+    return _build(root, full=True)
+
+
+def _build(root: Path, full: bool) -> float:
+    """Generate the pages and run Jupyter Book (warnings are errors); stamp the site when it
+    succeeds. ``full``: a fresh environment and every page written (``--all``), so every
+    warning is reported and no page keeps scripts or settings from an earlier build; else
+    Sphinx rebuilds only the pages whose sources changed. The stamp holds the last full
+    build's time (the browser test checks its budget)."""
     start, started_at = time.perf_counter(), time.time()
     stamp = root / "_build" / STAMP_NAME
+    last_full = stamp.read_text() if stamp.exists() else None
     stamp.unlink(missing_ok=True)         # a failed build leaves the site stale
-    fetch_assets(root)
     generate_pages(root)
     html = root / "_build" / "html"
-    if html.exists():
+    if full and html.exists():
         shutil.rmtree(html)               # no page of a removed chapter lingers
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
-    # --all: a fresh environment and every page written, so every warning is reported and no
-    # page keeps scripts or settings from an earlier build.
-    subprocess.run([str(jupyter_book), "build", str(root), "--path-output", str(root), "--all",
-                    "-W", "-n", "--keep-going"], check=True, cwd=root)
+    subprocess.run([str(jupyter_book), "build", str(root), "--path-output", str(root),
+                    *(["--all"] if full else []), "-W", "-n", "--keep-going"],
+                   check=True, cwd=root)
     elapsed = time.perf_counter() - start
-    stamp.write_text(f"{elapsed:.1f}\n")
+    stamp.write_text(f"{elapsed:.1f}\n" if full or last_full is None else last_full)
     os.utime(stamp, (started_at, started_at))   # a source edited during the build is newer
     return elapsed
 
