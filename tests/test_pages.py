@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from depthnotes.tools import api_page, assets, book, build, claims, status, summaries
+from depthnotes.tools.sphinx_site import GLUE_MIME
 from depthnotes.tools.sphinx_site import docstring_problems, verbatim_if_invalid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,15 +58,63 @@ def test_claims_are_read_from_check_cells(tmp_path):
     assert found["C2"].verdicts == ["reproduced", "reproduced in part"]
     assert found["C2"].verdict == "reproduced in part"           # the pieces combined
     assert found["C2"].measured == ["slope 1.00 in L", "slope 2.1 in d"]
-    table = claims.render_claims_table(root)
-    assert table.count("\n| C") + table.count("\n| X") == len(claims.CLAIMS) == 22  # a row each
-    assert "Of 22 rows for 20 claims" in table                    # C8, C9 in two parts
+    assert found["C2"].part_keys() == ["C2 #1", "C2 #2"] and found["C1"].part_keys() == ["C1"]
+    table = claims.render_claims_table(root, findings={})
+    rows = [ln for ln in table.splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+    assert len(rows) == 3 + len(claims.CLAIMS) - 2 == 23           # a row per part
+    assert ("20 claims in 23 rows (a claim with independent parts, or checked in pieces, has "
+            "a row for each). Of the rows, **2** reproduced, **1** reproduced in part, **0** "
+            "contradicted here, **0** not shown here, **0** not testable here, and **20** not "
+            "yet checked") in table
     assert "{ref}`C1 <claim-c1>`" in table and "not yet checked" in table
-    assert ("Of 22 rows for 20 claims (a claim in independent parts has a row for each), "
-            "**1** reproduced, **1** reproduced in part, **0** contradicted here, **0** not "
-            "shown here, **0** not testable here, and **20** not yet checked") in table
-    assert "(✓) slope 1.00 in L; (◐) slope 2.1 in d" in table       # pieces keep their verdicts
-    assert "| ◐ reproduced in part | (✓) slope" in table
+    # each piece keeps its own word; no finding written: the row says so, no machine sentence
+    assert "| ✓ reproduced | (no finding written yet: see the check) |" in table
+    assert "| ◐ reproduced in part | (no finding written yet: see the check) |" in table
+    assert "slope 2.1 in d" not in table
+
+
+def _glue_cell(**values):
+    """A code cell whose stored outputs are the glue records ``publish`` would store."""
+    code = nbformat.v4.new_code_cell("publish(...)")
+    code.outputs = [nbformat.v4.new_output(
+        "display_data", data={GLUE_MIME: v, "text/plain": v},
+        metadata={"scrapbook": {"name": k, "mime_prefix": ""}}) for k, v in values.items()]
+    return code
+
+
+def test_a_finding_is_filled_from_what_the_chapter_published(tmp_path):
+    root = _book(tmp_path, _claim_cells("C1", "Claim C1 — reproduced: a long line the "
+                                              "check printed") + [_glue_cell(share="99.9")])
+    ok = {"C1": claims.Finding("", "A block is {share} % its matrices.", "reproduced")}
+    table = claims.render_claims_table(root, findings=ok)
+    assert "| ✓ reproduced | A block is 99.9 % its matrices. |" in table
+    assert "a long line the check printed" not in table
+    assert claims.stale_findings(root, ok) == []
+    # a name the chapter does not publish is named, with where to fix it
+    bad = {"C1": claims.Finding("", "{nothing} here", "reproduced")}
+    with pytest.raises(claims.ClaimFormatError, match=r"C1 quotes \{nothing\}.*FINDINGS"):
+        claims.render_claims_table(root, findings=bad)
+    # a finding written for another word is flagged on the page and by stale_findings
+    old = {"C1": claims.Finding("", "It held.", "not shown here")}
+    assert "written when the word was *not shown here*" in claims.render_claims_table(
+        root, findings=old)
+    assert claims.stale_findings(root, old) == [
+        "C1: written for 'not shown here', the check now says 'reproduced'"]
+    assert claims.stale_findings(root, {}) == ["C1: no finding written (add one to FINDINGS)"]
+
+
+def test_the_books_findings_are_current_and_short():
+    """Every row of the real claims page has a finding a person wrote for the word the check
+    computes now (or for any word, where a timing makes it vary), filled from published
+    numbers, and short: no cell of ~110 words."""
+    assert claims.stale_findings(book.ROOT) == []
+    table = claims.render_claims_table(book.ROOT)
+    found = [ln.split(" | ")[2] for ln in table.splitlines()
+             if ln.startswith("| ") and " | " in ln and "---" not in ln][1:]
+    assert len(found) >= 30, len(found)
+    long = [f for f in found if len(f.split()) > 40]
+    assert not long, long
+    assert not any("{" in f for f in found), "an unfilled placeholder"
 
 
 def test_named_pieces_of_a_claim_keep_their_names(tmp_path):
@@ -91,7 +140,8 @@ def test_a_claim_not_testable_here_is_counted_and_combines_with_other_pieces(tmp
     combine (evidence.combine) instead of the worst winning."""
     root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")]
                  + _claim_cells("C1", "Claim C1 — not testable here: one trained model"))
-    table = claims.render_claims_table(root)
+    table = claims.render_claims_table(
+        root, findings={"C1": claims.Finding("", "one trained model", "not testable here")})
     assert "| ? not testable here | one trained model |" in table
     assert "**0** not shown here, **1** not testable here" in table
 
@@ -113,7 +163,8 @@ def test_every_outcome_word_has_its_symbol(tmp_path):
     assert list(claims.VERDICTS) == words
     cells = [c for i, w in enumerate(words, start=1)
              for c in _claim_cells(f"C{i}", f"Claim C{i} — {w}: m{i}")]
-    table = claims.render_claims_table(_book(tmp_path, cells))
+    findings = {f"C{i}": claims.Finding("", f"m{i}", w) for i, w in enumerate(words, start=1)}
+    table = claims.render_claims_table(_book(tmp_path, cells), findings=findings)
     for i, (w, sym) in enumerate(zip(words, "✓◐✗○?"), start=1):
         assert f"| {sym} {w} | m{i} |" in table
     assert ", ".join(f"**1** {w}" for w in words) in table
@@ -160,9 +211,11 @@ def test_a_split_claim_gets_a_row_per_part(tmp_path):
     found = claims.collect_claims(root)
     assert {c: (r.label, r.verdict) for c, r in found.items()} == {
         "C8a": ("claim-c8a", "not shown here"), "C8b": ("claim-c8b", "reproduced")}
-    table = claims.render_claims_table(root)
-    assert "| C8b | Plain post-norm stops" in table and "{ref}`C8b <claim-c8b>`" in table
-    assert "| ✓ reproduced | y |" in table
+    table = claims.render_claims_table(
+        root, findings={"C8a": claims.Finding("", "x", "not shown here"),
+                        "C8b": claims.Finding("", "y", "reproduced")})
+    assert "| **C8b** Plain post-norm stops" in table and "{ref}`C8b <claim-c8b>`" in table
+    assert "| ✓ reproduced | y |" in table and "| ○ not shown here | x |" in table
 
 
 def test_the_books_claims_parse():
@@ -191,6 +244,49 @@ def test_status_page_reads_the_recorded_runs(tmp_path):
     page = status.render_status(root)
     assert "| 12.3 s | 7 |" in page and "1. Toy chapter" in page and "2.13.0+cpu" in page
     assert "mathjax" in page                                  # the offline scripts' pins
+
+
+def test_status_falls_back_to_the_repositorys_snapshot(tmp_path):
+    """A site built before any test run on its machine shows the project's last check, marked
+    as such, instead of "not measured yet"; a local run replaces it. The snapshot is saved only
+    from a complete, passing check."""
+    root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy chapter")])
+    run = {"seconds": 9.0, "cells": 5, "failed": 0, "checked_at": "2026-01-01 10:00 UTC",
+           "machine": "x86_64, 2 CPU cores", "versions": {"torch": "2.13.0+cpu"}}
+    with pytest.raises(ValueError, match="no recorded run"):
+        status.save_snapshot(root)
+    (root / "_build" / "generated").mkdir(parents=True)
+    (root / status.RUNS_FILE).write_text(json.dumps({"01_toy.ipynb": {**run, "failed": 2}}))
+    with pytest.raises(ValueError, match="failing"):
+        status.save_snapshot(root)
+    (root / status.RUNS_FILE).write_text(json.dumps({"01_toy.ipynb": run}))
+    (root / "book").mkdir()
+    status.save_snapshot(root)
+    (root / status.RUNS_FILE).unlink()                      # a fresh clone: no local run
+    page = status.render_status(root)
+    assert "| 9.0 s | 5 |" in page and "(the repository's last check)" in page
+    assert "9 s" in summaries.render_exercises(root)
+    (root / status.RUNS_FILE).write_text(json.dumps({"01_toy.ipynb": {**run, "seconds": 4.0}}))
+    page = status.render_status(root)
+    assert "| 4.0 s |" in page and "last check)" not in page
+
+
+def test_the_landing_figure_is_one_chapters_stored_figure(tmp_path):
+    """book/intro.md shows the PNG stored by the one cell tagged for it; none, two, or a cell
+    without a figure are named errors."""
+    from depthnotes.tools import landing
+
+    png = landing.landing_png(ROOT)
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    assert "landing_figure.png" in (ROOT / "book" / "intro.md").read_text()
+    assert landing.LANDING_FILE == "landing_figure.png"
+    root = _book(tmp_path, [nbformat.v4.new_markdown_cell("# 1. Toy")])
+    with pytest.raises(landing.LandingFigureError, match="found: none"):
+        landing.landing_png(root)
+    (tmp_path / "2").mkdir()
+    cell = nbformat.v4.new_code_cell("plt.show()", metadata={"tags": [landing.LANDING_TAG]})
+    with pytest.raises(landing.LandingFigureError, match="stores 0 PNG"):
+        landing.landing_png(_book(tmp_path / "2", [cell]))
 
 
 def test_versions_lists_the_packages():

@@ -20,6 +20,14 @@ behind the other's. A claim checked in pieces within one entry prints a line per
 piece named in brackets (``Claim C9 (depth) — ...``, ``Claim C9 (recipe) — ...``); the table
 shows each piece's word, and the row's headline combines them (``evidence.combine``: never
 simply the worst of several).
+
+The page shows a **row per part** (a claim, a part of a split claim, or a piece of a claim
+checked in pieces): the computed word, and beside it a short finding a person wrote
+(``FINDINGS``), whose numbers are filled from what the chapter published (``{name}`` is the
+chapter's glued value ``name``, the same text its prose shows). The check's own printed line
+stays in the chapter, one click away. Each finding records the word it was written for: when
+the computed word moves, the row says so and ``tests/test_pages.py`` fails until a person
+rewrites the sentence.
 """
 
 from __future__ import annotations
@@ -103,6 +111,15 @@ class ClaimResult:
     label: str                      # "claim-c6", "claim-c8a"
     verdicts: list[str] = field(default_factory=list)
     measured: list[str] = field(default_factory=list)
+    pieces: list[str | None] = field(default_factory=list)   # a piece's name, or None
+
+    def part_keys(self) -> list[str]:
+        """The ``FINDINGS`` key of each printed piece: ``"C9b rates"`` for a named piece,
+        ``"C1"`` for a claim in one piece, ``"X2 #1"``, ``"X2 #2"`` for unnamed pieces."""
+        if len(self.verdicts) == 1 and not self.pieces[0]:
+            return [self.claim]
+        return [f"{self.claim} {p}" if p else f"{self.claim} #{i}"
+                for i, p in enumerate(self.pieces, start=1)]
 
     @property
     def verdict(self) -> str:
@@ -155,6 +172,7 @@ def claims_in_notebook(path: Path) -> dict[str, ClaimResult]:
             result = found.setdefault(cid, ClaimResult(cid, path.stem, label))
             result.verdicts.append(verdict)
             result.measured.append(measured.strip())
+            result.pieces.append(piece)
     return found
 
 
@@ -169,6 +187,7 @@ def collect_claims(root: Path) -> dict[str, ClaimResult]:
                     # checked in two chapters: keep both pieces, link the first chapter
                     other.verdicts += result.verdicts
                     other.measured += result.measured
+                    other.pieces += result.pieces
                     continue
             results[cid] = result
     return results
@@ -178,41 +197,181 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+@dataclass(frozen=True)
+class Finding:
+    """What a row of the claims page says, in a sentence a person wrote.
+
+    ``text`` quotes the chapter's published values as ``{name}`` (filled from the notebook's
+    glue records, so every number is the code's); ``part`` names the part on the page ("" for
+    a claim in one piece); ``written_for`` is the outcome word the sentence was written for
+    (None for a part whose word varies from run to run, such as a timing)."""
+
+    part: str
+    text: str
+    written_for: str | None
+
+
+_F = Finding
+#: A finding per row, keyed as ``ClaimResult.part_keys`` names the rows.
+FINDINGS: dict[str, Finding] = {
+    "C1": _F("", "A block is {share_768} % its 12·d² matrices at d = 768 ({share_16} % at "
+                 "d = 16).", REPRODUCED),
+    "C2": _F("", "Counts grow with slope {slope_L} in depth and {slope_d} in width on log–log "
+                 "axes; L·12·d² is within {approx_err} %.", REPRODUCED),
+    "C3": _F("", "{per_block} parameters per block, {non_embedding} outside the embeddings.",
+             REPRODUCED),
+    "C4": _F("", "Twice as deep adds {added_depth} parameters, twice as wide {added_width}: "
+                 "{ratio_added} times as many.", REPRODUCED),
+    "C5": _F("", "Blocks a chain of k look-ups needed at width 64: {needed_w}. One wide block "
+                 "of equal size is clearly beaten where it was tested ({c5_judged}).",
+             IN_PART),
+    "C6": _F("", "Growth is {c6_shape}: the second half's slope is {c6_ratio_lo}–"
+                 "{c6_ratio_hi} times the first half's.", IN_PART),
+    "C7": _F("", "At 100 blocks the final norm receives {c7_ratio} times the variance it gets "
+                 "at 10 (seed pairs {c7_low}–{c7_high}).", REPRODUCED),
+    "C8a": _F("", "At 96 blocks the largest per-block gradient is at most {c8_worst_spread} "
+                  "times the smallest: {c8a_finding}.", NOT_SHOWN),
+    "C8b": _F("", "Post-norm with Xavier init {c8_grid_px}, where pre-norm trains; with "
+                  "GPT-2's small init post-norm {c8_rec_pn}.", IN_PART),
+    "C9a": _F("", "Pre-norm trained in {c9_ok_pre} of {c9_cells} rate × warm-up cells at 8 and "
+                  "24 blocks, Xavier post-norm in {c9_ok_post}; deeper, no clear test: the "
+                  "grid does not bracket {c9_edge}.", NOT_SHOWN),
+    "C9b rates": _F("rates", "At 4 blocks, {c9s_rate4}.", REPRODUCED),
+    "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
+                                 "L = {c9s_needs_at} only; pre-norm trained at the top rate "
+                                 "without it.", IN_PART),
+    "C10": _F("", "Removing a late block of a trained 48-block stack costs {c10_skip_late} "
+                  "nats, an early one {c10_skip_early}; by their contribution ratio the late "
+                  "blocks are {c10_contrib_word}.", IN_PART),
+    "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
+                  "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
+    "C12 update": _F("update", "DeepNorm's first update is clearly smaller than post-norm's, "
+                               "but grows with depth like L^{c12_deep_exp}.", IN_PART),
+    "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
+                             "blocks the two are within noise.", IN_PART),
+    "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
+                              "their neighbours' (cosine {c13_cos_span}, untrained at most "
+                              "{c13_untrained_cos}).", REPRODUCED),
+    "C13 many removable": _F("many removable", "Within 5 % of the loss only {c13_prune_24} of "
+                             "24 and {c13_prune_48} of 48 blocks can go.", NOT_SHOWN),
+    "C14 thin end": _F("thin end", "The 12-block shapes are {c14_deep_gap_small} and "
+                       "{c14_deep_gap_large} nats worse than their budget's best.", REPRODUCED),
+    "C14 wide end": _F("wide end", "The widest shape a budget allows (one block) is inside "
+                       "the flat range; the far end, d/L ≥ {wide_extreme}, needs more "
+                       "parameters.", NOT_TESTABLE),
+    "C14 broad middle": _F("broad middle", "Only {c14_basin_n} shapes per budget are in the "
+                           "basin (d/L {basin_lo_small}–{basin_hi_small} and "
+                           "{basin_lo_large}–{basin_hi_large}).", NOT_SHOWN),
+    "C15": _F("", "The median d/L of {c15_n_shapes} published shapes is {c15_median_all}: "
+                  "{c15_median_small} below 1B parameters, {c15_median_large} above.", IN_PART),
+    "C16 #1": _F("the line", "Each block of width 512 adds {c16_b} ms per token here (R² = "
+                             "{c16_r2}; slopes of successive intervals {c16_spread} times "
+                             "apart).", None),
+    "C16 #2": _F("the head", "GPT-2's 50,257-token head costs {head_ms} ms per token, as much "
+                             "as {head_layers} blocks; with it a block costs {fit_big_b} ms, "
+                             "not {c16_b}.", None),
+    "C17": _F("", "At equal parameters 12 blocks take {c17_ratio_small} times as long per "
+                  "token as one; read from memory, 48 blocks take {c17_large_ratio} times as "
+                  "long as 6.", None),
+    "X1 #1": _F("cost", "One block applied 8 times has {x1_params_looped} parameters against "
+                        "{x1_params_distinct}, and takes {x1_share} of the way from one "
+                        "block's time per token to eight blocks'.", None),
+    "X1 #2": _F("trained", "The looped block beat one block once and matched the distinct "
+                           "blocks in {x1_passed} of {x1_cells} (loops, k) cells.",
+                CONTRADICTED),
+    "X2 #1": _F("one step", "One Adam step moves the stream like L^{x2_exp_std} without a "
+                            "rule, L^{x2_exp_inv} with 1/L branches.", REPRODUCED),
+    "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "
+                                 "nats without a rule, {x2_cost_sqrt_64} with 1/√L branches, "
+                                 "{x2_cost_inv_64} with 1/L.", REPRODUCED),
+    "X3 #1": _F("at initialisation", "24 blocks add {x3_init_ratio} times less variance with "
+                                     "LayerNorm Scaling.", REPRODUCED),
+    "X3 #2": _F("trained", "The scaling changes what removing a deep-half block costs by "
+                           "{x3_deep_gap} nats (the deep half is worth less, not more) and "
+                           "the loss by {x3_loss_gap} ({x3_loss_seen}).", CONTRADICTED),
+}
+
+
+class _Published(dict):
+    def __init__(self, values: dict, key: str, notebook: str):
+        super().__init__(values)
+        self.key, self.notebook = key, notebook
+
+    def __missing__(self, name: str) -> str:
+        raise ClaimFormatError(f"the finding for {self.key} quotes {{{name}}}, which "
+                               f"{self.notebook} does not publish (depthnotes.tools.claims."
+                               "FINDINGS: quote a name the chapter publishes)")
+
+
+def finding_text(key: str, finding: Finding, notebook: Path) -> str:
+    """``finding``'s sentence with the chapter's published values filled in."""
+    from depthnotes.tools.sphinx_site import glued_texts
+
+    return finding.text.format_map(_Published(glued_texts(notebook), key, notebook.name))
+
+
+def stale_findings(root: Path, findings: dict[str, Finding] | None = None) -> list[str]:
+    """Rows whose computed word is not the word their finding was written for, and rows with
+    no finding: each must be (re)written by a person."""
+    findings = FINDINGS if findings is None else findings
+    out = []
+    for r in collect_claims(root).values():
+        for key, word in zip(r.part_keys(), r.verdicts):
+            f = findings.get(key)
+            if f is None:
+                out.append(f"{key}: no finding written (add one to FINDINGS)")
+            elif f.written_for is not None and f.written_for != word:
+                out.append(f"{key}: written for '{f.written_for}', the check now says "
+                           f"'{word}'")
+    return out
+
+
 # Symbols from the fonts every system has (DejaVu, Arial): emoji are boxes where no emoji font is.
 _SYMBOL = {REPRODUCED: "(✓)", IN_PART: "(◐)", CONTRADICTED: "(✗)", NOT_SHOWN: "(○)",
            NOT_TESTABLE: "(?)"}
 _BADGE = {**{v: f"{_SYMBOL[v][1:-1]} {v}" for v in VERDICTS}, None: "not yet checked"}
 
 
-def render_claims_table(root: Path) -> str:
-    """The MyST fragment ``book/claims.md`` includes: a summary line and one row per claim."""
+def render_claims_table(root: Path, findings: dict[str, Finding] | None = None) -> str:
+    """The MyST fragment ``book/claims.md`` includes: a summary line and a row per part."""
+    findings = FINDINGS if findings is None else findings
     results = collect_claims(root)
-    counts = {v: sum(r.verdict == v for r in results.values()) for v in VERDICTS}
+    parts = [(cid, key, word) for cid, r in results.items()
+             for key, word in zip(r.part_keys(), r.verdicts)]
+    counts = {v: sum(word == v for _, _, word in parts) for v in VERDICTS}
     missing = [c for c in CLAIMS if c not in results]
     n_claims = len({re.sub(r"[a-z]$", "", c) for c in CLAIMS})
-    rows = (f"{len(CLAIMS)} rows for {n_claims} claims (a claim in independent parts has a "
-            f"row for each)" if len(CLAIMS) != n_claims else f"{n_claims} claims")
     lines = [
         "<!-- generated by depthnotes.tools.build from the notebooks; do not edit -->",
         "",
-        f"Of {rows}, " + ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
+        f"{n_claims} claims in {len(parts) + len(missing)} rows (a claim with independent "
+        "parts, or checked in pieces, has a row for each). Of the rows, "
+        + ", ".join(f"**{counts[v]}** {v}" for v in VERDICTS)
         + (f", and **{len(missing)}** not yet checked (their chapters are still being written)."
            if missing else "."),
         "",
-        "| ID | claim | verdict | what the check measured | check |",
-        "|----|-------|---------|-------------------------|-------|",
+        "| claim | outcome | what we found | check |",
+        "|-------|---------|---------------|-------|",
     ]
     for cid, (chapter, statement) in CLAIMS.items():
         r = results.get(cid)
+        head = f"**{cid}** {_cell(statement)}"
         if r is None:
-            lines.append(f"| {cid} | {_cell(statement)} | {_BADGE[None]} | "
-                         f"(chapter {int(chapter)}) | — |")
-        else:
-            if len(set(r.verdicts)) > 1:     # pieces disagree: say which piece got which
-                measured = "; ".join(f"{_SYMBOL[v]} {_cell(m)}"
-                                     for v, m in zip(r.verdicts, r.measured))
+            lines.append(f"| {head} | {_BADGE[None]} | (chapter {int(chapter)}) | — |")
+            continue
+        notebook = next(p for p in toc_notebooks(root) if p.stem == r.notebook)
+        for i, (key, word) in enumerate(zip(r.part_keys(), r.verdicts)):
+            f = findings.get(key)
+            if f is None:
+                piece = key.split(" ", 1)[1] if " " in key else ""
+                part = "" if piece.startswith("#") else piece
+                text = "(no finding written yet: see the check)"
             else:
-                measured = "; ".join(_cell(m) for m in r.measured)
-            lines.append(f"| {cid} | {_cell(statement)} | {_BADGE[r.verdict]} | {measured} | "
-                         f"{{ref}}`{cid} <{r.label}>` |")
+                part, text = f.part, finding_text(key, f, notebook)
+                if f.written_for is not None and f.written_for != word:
+                    text += (f" (written when the word was *{f.written_for}*: see the check "
+                             "for the current result)")
+            link = f"{{ref}}`{cid} <{r.label}>`" if i == 0 else ""
+            found = f"*{_cell(part)}:* {_cell(text)}" if part else _cell(text)
+            lines.append(f"| {head if i == 0 else ''} | {_BADGE[word]} | {found} | {link} |")
     return "\n".join(lines) + "\n"
