@@ -10,7 +10,8 @@ Three steps, all part of this one command:
    pins change or the folder is missing.
 2. **Generated pages.** The claims table (from the notebooks' claim-check cells), the
    execution-status table (from the timings the test run records), the API listing (from the
-   modules of ``depthnotes``), the chapters' summaries and their exercises are written to
+   modules of ``depthnotes``), the chapters' summaries and their exercises, and the landing
+   page's figure (``depthnotes.tools.landing``) are written to
    ``_build/generated/``; the pages in ``book/`` include them, so they never drift from the
    notebooks.
 3. **The site.** Jupyter Book v1 builds the repository with warnings as errors
@@ -28,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from depthnotes.tools import api_page, claims, methods, status, summaries
+from depthnotes.tools import api_page, claims, landing, methods, status, summaries
 from depthnotes.tools.assets import AssetError, fetch_assets
 from depthnotes.tools.book import ROOT
 
@@ -56,12 +57,17 @@ def generate_pages(root: Path = ROOT) -> list[Path]:
         if not path.exists() or path.read_text() != text:   # unchanged: keep Sphinx's cache
             path.write_text(text)
             written.append(path)
+    figure, png = out / landing.LANDING_FILE, landing.landing_png(root)
+    if not figure.exists() or figure.read_bytes() != png:
+        figure.write_bytes(png)
+        written.append(figure)
     return written
 
 
 def site_sources(root: Path = ROOT) -> list[Path]:
     """The files the site is built from (for :func:`site_is_stale`)."""
-    files = [root / "_config.yml", root / "_toc.yml", root / status.RUNS_FILE]
+    files = [root / "_config.yml", root / "_toc.yml", root / status.RUNS_FILE,
+             root / status.SNAPSHOT_FILE]
     files += list((root / "notebooks").glob("*.ipynb"))
     files += [p for p in (root / "book").rglob("*") if p.is_file()]
     files += list((root / "depthnotes").rglob("*.py"))

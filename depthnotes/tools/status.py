@@ -5,7 +5,14 @@ kernel and compares each cell's output with the stored one, and the pytest hooks
 each notebook's time (kernel start included) and write it, with the versions of the packages
 that ran it, to ``_build/generated/notebook_runs.json``. A notebook is recorded only when all of
 its cells ran in that session (not for ``-k`` selections). The build renders the table from that
-file (:func:`render_status`); a notebook the tests have not run on this machine says so.
+file (:func:`render_status`).
+
+A site built before any test run on its machine (the README's first command builds before the
+second tests) would otherwise say "not measured yet" everywhere. So the repository keeps the
+project's last full check, ``SNAPSHOT_FILE``, written on purpose by
+``python -m depthnotes.tools.status --save`` from a test run's file (never by the tests
+themselves, which must not change tracked files); :func:`load_runs` falls back to it per
+notebook, and the tables say which rows come from it (``"source": "snapshot"``).
 
 The hooks are loaded through ``depthnotes.tools.pytest_plugin``. They also move the browser test
 (``tests/test_site.py``) to the end of the session, so that the site it checks is built after the
@@ -26,6 +33,8 @@ from depthnotes.tools.assets import NPM_ASSETS
 from depthnotes.tools.book import notebook_title, toc_notebooks
 
 RUNS_FILE = Path("_build") / "generated" / "notebook_runs.json"
+#: The project's last full check, kept in the repository (see the module's docstring).
+SNAPSHOT_FILE = Path("book") / "notebook_runs.json"
 #: Packages whose versions the status page lists.
 PACKAGES = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "nbclient", "nbval",
             "pytest", "jupyter-book", "sphinx", "myst-nb", "depthnotes")
@@ -93,18 +102,48 @@ def pytest_runtest_logreport(report) -> None:
         _write(nb, run)
 
 
-def load_runs(root: Path) -> dict:
-    """The recorded nbval runs, by notebook file name ({} before any run)."""
+def _read(path: Path) -> dict:
     try:
-        return json.loads((root / RUNS_FILE).read_text())
+        return json.loads(path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return {}
+
+
+def load_local_runs(root: Path) -> dict:
+    """The nbval runs recorded by the test runs on this machine, by notebook file name."""
+    return _read(root / RUNS_FILE)
+
+
+def load_runs(root: Path) -> dict:
+    """The recorded nbval runs, by notebook file name: this machine's where the tests have run
+    a notebook, else the repository's snapshot (marked ``"source": "snapshot"``); {} when
+    neither has it."""
+    runs = {name: {**run, "source": "snapshot"} for name, run in _read(
+        root / SNAPSHOT_FILE).items()}
+    runs.update({name: {**run, "source": "this machine"}
+                 for name, run in load_local_runs(root).items()})
+    return runs
+
+
+def save_snapshot(root: Path) -> Path:
+    """Copy this machine's recorded runs into the repository's snapshot (every notebook of the
+    book must have passed in them: a snapshot of a partial or failing check is refused)."""
+    local = load_local_runs(root)
+    names = [p.name for p in toc_notebooks(root)]
+    missing = [n for n in names if n not in local]
+    failing = [n for n in names if n in local and local[n]["failed"]]
+    if missing or failing:
+        raise ValueError(f"not saving a snapshot: no recorded run of {missing}, failing "
+                         f"{failing} (run `python -m pytest notebooks/` first)")
+    path = root / SNAPSHOT_FILE
+    path.write_text(json.dumps({n: local[n] for n in names}, indent=1, sort_keys=True) + "\n")
+    return path
 
 
 def _write(nb: str, run: dict) -> None:
     path = _rec.root / RUNS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = load_runs(_rec.root)
+    data = load_local_runs(_rec.root)
     data[Path(nb).name] = {
         "seconds": round(run["seconds"], 1),
         "cells": run["cells"],
@@ -142,12 +181,18 @@ def render_status(root: Path) -> str:
             continue
         shown.append(run)
         result = "✓ all outputs match" if run["failed"] == 0 else f"✗ {run['failed']} cells differ"
+        where = "" if run.get("source") != "snapshot" else " (the repository's last check)"
         lines.append(f"| {doc} | `{path.name}` | {run['seconds']:.1f} s | {run['cells']} | "
-                     f"{result} | {run['checked_at']} |")
+                     f"{result} | {run['checked_at']}{where} |")
     if shown:
         total = sum(r["seconds"] for r in shown)
         lines += ["", f"All {len(shown)} checked notebooks together: **{total:.0f} s** "
                       f"on {shown[-1]['machine']}."]
+        if any(r.get("source") == "snapshot" for r in shown):
+            lines += ["", "Rows marked *the repository's last check* were measured on the "
+                          "project's machine and saved with the book (`python -m "
+                          "depthnotes.tools.status --save`); `.venv/bin/python -m pytest` "
+                          "on your machine, then a build, replaces them with your own."]
         newest = max(shown, key=lambda r: r["checked_at"])
         lines += ["", "(status-versions)=", "## Versions used", "",
                   "The packages the notebooks ran with in the newest run "
@@ -161,3 +206,23 @@ def render_status(root: Path) -> str:
               "| package | version | integrity (sha512) |", "|---|---|---|"]
     lines += [f"| `{a.name}` | {a.version} | `{a.integrity[7:19]}…` |" for a in NPM_ASSETS]
     return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from depthnotes.tools.book import ROOT
+
+    parser = argparse.ArgumentParser(description="The execution-status records.")
+    parser.add_argument("--save", action="store_true",
+                        help=f"copy this machine's recorded runs to {SNAPSHOT_FILE}")
+    args = parser.parse_args(argv)
+    if args.save:
+        print(save_snapshot(ROOT).relative_to(ROOT))
+    else:
+        print(render_status(ROOT))
+    return 0
+
+
+if __name__ == "__main__":                                            # pragma: no cover
+    raise SystemExit(main())
