@@ -65,7 +65,6 @@ BASE = dict(n_layer=2, d_model=64, n_head=4)
     (dict(activation="relu"), ValueError, "activation must be one of"),
     # contradictory combinations
     (dict(norm="pre", init="deepnorm"), ValueError, "init='deepnorm'"),
-    (dict(norm="post", init="deepnorm"), ValueError, "init='deepnorm'"),
     (dict(norm="deepnorm", init="deepnorm", branch_scale=0.5), ValueError, "branch_scale"),
     (dict(norm="deepnorm", branch_scale="1/sqrt(2L)"), ValueError, "branch_scale"),
 ])
@@ -84,7 +83,10 @@ def test_error_for_heads_lists_every_allowed_value():
 
 def test_deepnorm_init_error_points_at_xavier_for_the_post_ln_baseline():
     with pytest.raises(ValueError, match="init='xavier'"):
-        ModelConfig(**BASE, norm="post", init="deepnorm")
+        ModelConfig(**BASE, norm="pre", init="deepnorm")
+    # beta without alpha (chapter 5's ablation): post-norm with DeepNet's init
+    beta_only = ModelConfig(**BASE, norm="post", init="deepnorm")
+    assert beta_only.residual_alpha == 1.0 and beta_only.init_beta < 1.0
     for norm in ("post", "pre", "deepnorm"):          # xavier is valid with every placement
         assert ModelConfig(**BASE, norm=norm, init="xavier").init_beta == 1.0
 

@@ -41,8 +41,8 @@ NORMS = ("post", "pre", "deepnorm")
 #: - ``"gpt2"``: as "normal", but the two output projections that write into the residual
 #:   stream (attention c_proj, FFN c_proj) use std 0.02/sqrt(2L)
 #: - ``"xavier"``: Xavier-normal matrices (the post-LN analyses' init; post- or pre-norm)
-#: - ``"deepnorm"``: DeepNet's init, "xavier" with gain beta on W_V, W_O and the FFN (only
-#:   with norm="deepnorm")
+#: - ``"deepnorm"``: DeepNet's init, "xavier" with gain beta on W_V, W_O and the FFN (with
+#:   norm="deepnorm", or with norm="post" for beta without alpha, chapter 5's ablation)
 INITS = ("normal", "gpt2", "xavier", "deepnorm")
 
 
@@ -194,11 +194,11 @@ class ModelConfig:
                 f"ln_scaling='none'"
             )
         # Combinations that contradict each other: refuse them rather than guess.
-        if self.init == "deepnorm" and self.norm != "deepnorm":
+        if self.init == "deepnorm" and self.norm == "pre":
             raise ValueError(
-                f"init='deepnorm' is DeepNet's beta-scaled init and only makes sense with "
-                f"norm='deepnorm' (got norm={self.norm!r}); for the papers' post-LN baseline "
-                f"use init='xavier' (the same init without beta), or 'normal' / 'gpt2'"
+                f"init='deepnorm' is DeepNet's beta-scaled init for a post-norm stack (with "
+                f"norm='deepnorm', or norm='post' for beta without alpha), got norm='pre'; for "
+                f"pre-norm use init='xavier' (the same init without beta), or 'normal' / 'gpt2'"
             )
         if self.norm == "deepnorm" and self.branch_multiplier != 1.0:
             raise ValueError(

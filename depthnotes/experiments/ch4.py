@@ -117,3 +117,70 @@ def postnorm_failure_grid(quick: bool = False) -> Experiment:
                   "last step (the same 16 batches of 16 x 64 held-out characters for every "
                   "run); whether and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The families ``init_response_depth`` measures: (label, short label, norm, init). The first
+#: four are chapter 4's and 5's arms (Xavier post-norm, the papers' baseline; post-norm with
+#: N(0, 0.02²), which trains; pre-norm; DeepNorm); the last two take DeepNorm apart (alpha
+#: with Xavier's init; beta's init in a plain post-norm stack).
+RESPONSE_FAMILIES = (
+    ("post-norm, Xavier", "post X", "post", "xavier"),
+    ("post-norm, N(0, 0.02²)", "post N", "post", "normal"),
+    ("pre-norm, Xavier", "pre X", "pre", "xavier"),
+    ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm"),
+    ("alpha only", "alpha", "deepnorm", "xavier"),
+    ("beta only", "beta", "post", "deepnorm"),
+)
+
+
+#: The families measured at every depth of ``init_response_depth``; the ablations stop at
+#: ``RESPONSE_ABLATION_MAX`` (the deepest depths cost the most).
+RESPONSE_DEEP_FAMILIES = ("post-norm, Xavier", "pre-norm, Xavier", "DeepNorm")
+RESPONSE_ABLATION_MAX = 200
+#: Adam's first step is taken at these rates, and at ``RESPONSE_LR`` * sqrt(``RESPONSE_REF``
+#: / L), the rate scaled as 1/sqrt(L) from the depth where chapter 5 tunes it.
+RESPONSE_LRS = (1e-4, 1e-3)
+RESPONSE_LR, RESPONSE_REF = 1e-3, 48
+RESPONSE_SGD_LR = 0.1
+
+
+@register
+def init_response_depth(quick: bool = False) -> Experiment:
+    from depthnotes.experiments.ch5 import thin_config      # the chapters' one thin shape
+
+    depths = (1, 2, 3) if quick else (6, 24, 96, 200, 500, 1000)
+    size = {"batch_size": 2, "context": 16} if quick else {"batch_size": 8, "context": 64}
+    # the record's own training is one step, evaluated on one batch: the probe is the point
+    recipe = TrainConfig(steps=1, lr=RESPONSE_LR, warmup_steps=0, decay="constant",
+                         grad_clip=None, eval_every=0, eval_batches=1, eval_seed=0, **size)
+    arms = []
+    for L in depths:
+        for family, short, norm, init in RESPONSE_FAMILIES:
+            if family not in RESPONSE_DEEP_FAMILIES and L > RESPONSE_ABLATION_MAX:
+                continue
+            scaled = RESPONSE_LR * (RESPONSE_REF / L) ** 0.5
+            probe = {"name": "init_response", **size, "eps": 1e-3,
+                     "sgd_lr": RESPONSE_SGD_LR,
+                     "adam_lrs": [*RESPONSE_LRS, round(scaled, 8)]}
+            arms.append(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
+                            {"family": family, "short": short, "norm": norm, "init": init,
+                             "n_layer": L, "probe": probe}))
+    return Experiment(
+        name="init_response_depth", quick=quick,
+        description=(
+            "Chapters 4 and 5 (C8, C12): how an untrained stack answers a small change of "
+            "its weights, from 6 to 1,000 blocks of the thin shape (d = 64, FFN 128, 2 "
+            "heads). Families: post-norm with Xavier init, post-norm with N(0, 0.02²), "
+            "pre-norm with Xavier init and DeepNorm at L = 6, 24, 96, 200, 500 and 1,000 "
+            "(post-norm N(0, 0.02²) and the ablations only up to 200), and DeepNorm taken "
+            "apart up to L = 200: alpha with Xavier's init, and beta's init in plain "
+            "post-norm. Per model, on one fixed held-out batch of 8 x 64 characters: Liu et "
+            "al.'s output sensitivity (every block matrix moved by 1e-3 of its own std in a "
+            "random direction; the output's relative move), and the first update "
+            "||F(x; theta_1) - F(x; theta_0)|| after one plain SGD step at lr 0.1 and after "
+            "Adam's first step at lr 1e-4, 1e-3 and 1e-3 * sqrt(48 / L), each step taken on "
+            "a copy with the same batch of 8 x 64 held-out characters. The record's own "
+            "training (one Adam step) is a formality. 3 seeds per arm."),
+        measures=("per model at initialisation: output sensitivity; first update after "
+                  "one SGD step and after Adam's first step at three rates"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))

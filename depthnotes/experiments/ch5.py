@@ -259,3 +259,130 @@ def deepnorm_update_size(quick: bool = False) -> Experiment:
             "arm. CPU estimate about 4 minutes."),
         measures="the update size after each of the first 5 steps; the training loss",
         data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The families of ``fixes_at_48`` with the rates each is trained at (label, short, norm,
+#: init, rates): three rates about 3x apart placed around each family's best in
+#: ``deepnorm_depth_lr`` (pre-norm's 3e-3 sat at that grid's top), and two for Xavier
+#: post-norm, which stalls at every rate chapter 4 tried at this depth.
+FIXES_48 = (
+    ("post-norm, Xavier", "post X", "post", "xavier", (1e-3, 3e-3)),
+    ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (3e-4, 1e-3, 3e-3)),
+    ("pre-norm, Xavier", "pre X", "pre", "xavier", (1e-3, 3e-3, 1e-2)),
+    ("pre-norm, GPT-2 init", "pre G", "pre", "gpt2", (1e-3, 3e-3, 1e-2)),
+)
+#: DeepNorm taken apart at L = 48 (``deepnorm_ablation_48``).
+ABLATION_48 = (
+    ("alpha only", "alpha", "deepnorm", "xavier", (3e-4, 1e-3, 3e-3)),
+    ("beta only", "beta", "post", "deepnorm", (3e-4, 1e-3, 3e-3)),
+)
+
+
+def _recipe_48(quick: bool) -> TrainConfig:
+    """The one recipe of the L = 48 comparisons: 300 steps of 8 x 64 characters, AdamW, 20
+    warm-up steps, cosine decay to a tenth, clipping at 1; validation every 100 steps on the
+    same 32 batches of 8 x 64 held-out characters for every run."""
+    return TrainConfig(steps=3 if quick else 300, batch_size=2 if quick else 8,
+                       context=16 if quick else 64, lr=1e-3, warmup_steps=1 if quick else 20,
+                       decay="cosine", grad_clip=1.0, eval_every=1 if quick else 100,
+                       eval_batches=1 if quick else 32, eval_seed=0)
+
+
+def _arms_48(families, quick: bool, probe: dict | None) -> tuple:
+    L = 2 if quick else 48
+    recipe = _recipe_48(quick)
+    return tuple(
+        Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init), recipe.replace(lr=lr),
+            {"family": family, "short": short, "norm": norm, "init": init, "n_layer": L,
+             "lr": lr, **({"probe": probe} if probe else {})})
+        for family, short, norm, init, rates in families for lr in rates)
+
+
+@register
+def fixes_at_48(quick: bool = False) -> Experiment:
+    probe = {"name": "layer_use", "batches": 1 if quick else 2,
+             "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+    return Experiment(
+        name="fixes_at_48", quick=quick,
+        description=(
+            "Chapter 5 (C9a, C10, C12): the fixes against Xavier post-norm at 48 blocks of "
+            "the thin shape (d = 64, FFN 128, 2 heads), one recipe for every arm: 300 steps "
+            "of 8 x 64 characters, AdamW, 20 warm-up steps, cosine decay to a tenth, "
+            "clipping at 1, validation every 100 steps on the same 32 batches of 8 x 64 "
+            "held-out characters for every run. Families and peak rates: post-norm with "
+            "Xavier init (1e-3, 3e-3), DeepNorm (3e-4, 1e-3, 3e-3), pre-norm with Xavier "
+            "init and pre-norm with GPT-2's init (1e-3, 3e-3, 1e-2). Every model is probed "
+            "before and after training on 2 fixed held-out batches of 16 x 64 characters: "
+            "each block's relative contribution ||F|| / ||x|| and the rise in loss when that "
+            "one block is removed (C10, with DeepNorm as the control). 3 seeds per arm. Cut "
+            "to fit a shared machine: one depth, 300 steps (0.3 epoch), 3 seeds."),
+        measures=("training loss per step; validation loss every 100 steps (the same 32 "
+                  "batches of 8 x 64 held-out characters for every run); per block, "
+                  "untrained and trained: relative contribution and loss rise when removed"),
+        data="python_topics", arms=_arms_48(FIXES_48, quick, probe), seeds=(0, 1, 2))
+
+
+@register
+def deepnorm_ablation_48(quick: bool = False) -> Experiment:
+    return Experiment(
+        name="deepnorm_ablation_48", quick=quick,
+        description=(
+            "Chapter 5 (C12): DeepNorm taken apart at 48 blocks, with fixes_at_48's recipe "
+            "and validation text: alpha = (2L)^(1/4) on the residual with Xavier's init "
+            "(alpha only), and DeepNet's beta-scaled init in a plain post-norm stack (beta "
+            "only), each at peak rates 3e-4, 1e-3 and 3e-3. 3 seeds per arm."),
+        measures=("training loss per step; validation loss every 100 steps (the same 32 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=_arms_48(ABLATION_48, quick, None), seeds=(0, 1, 2))
+
+
+#: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's
+#: first step grows like sqrt(L) at a fixed rate (``init_response_depth``), so the rate
+#: shrinks as 1/sqrt(L) from DeepNorm's best at L = 48 (``fixes_at_48``).
+SWEEP_DEPTHS, SWEEP_LR = (48, 200, 500, 1000), 1e-3
+
+
+@register
+def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
+    depths = (2, 4) if quick else SWEEP_DEPTHS
+    recipe = TrainConfig(steps=4 if quick else 400, batch_size=2 if quick else 8,
+                         context=16 if quick else 64, lr=SWEEP_LR,
+                         warmup_steps=2 if quick else 100, decay="cosine", grad_clip=1.0,
+                         eval_every=2 if quick else 100, eval_batches=1 if quick else 16,
+                         eval_seed=0)
+    arms = [Arm(f"DeepNorm, L={L}", thin_config(L, "deepnorm", "deepnorm"),
+                recipe.replace(lr=round(SWEEP_LR * (depths[0] / L) ** 0.5, 8)),
+                {"family": "DeepNorm", "short": "DeepNorm", "norm": "deepnorm",
+                 "init": "deepnorm", "n_layer": L,
+                 "lr": round(SWEEP_LR * (depths[0] / L) ** 0.5, 8)})
+            for L in depths]
+    L = depths[-1]
+    arms.append(Arm(f"post-norm, Xavier, L={L}", thin_config(L, "post", "xavier"),
+                    recipe.replace(steps=2 if quick else 100, eval_every=2 if quick else 50,
+                                   lr=round(SWEEP_LR * (depths[0] / L) ** 0.5, 8)),
+                    {"family": "post-norm, Xavier", "short": "post X", "norm": "post",
+                     "init": "xavier", "n_layer": L,
+                     "lr": round(SWEEP_LR * (depths[0] / L) ** 0.5, 8)}))
+    return Experiment(
+        name="deepnorm_depth_sweep", quick=quick,
+        description=(
+            "Chapter 5 (C12, the 1,000-layer part): DeepNorm at L = 48, 200, 500 and 1,000 "
+            "blocks of the thin shape with equal tokens per depth (400 steps of 8 x 64 "
+            "characters), the AdamW peak rate scaled as 1/sqrt(L) from 1e-3 at L = 48, 100 "
+            "warm-up steps, cosine decay, clipping at 1, validation every 100 steps on the "
+            "same 16 batches of 8 x 64 held-out characters for every run; and a short "
+            "(100-step) Xavier post-norm run at 1,000 blocks at the same rate. Scored on "
+            "instability: divergence, loss spikes, and the step at which the validation loss "
+            "leaves the plateau. 3 seeds. Defined but not yet recorded: about 45 CPU-minutes "
+            "per 1,000-block run (timed on a shared machine), about 5 CPU-hours in all."),
+        measures=("training loss per step; validation loss every 100 steps (the same 16 "
+                  "batches for every run); whether and where a run diverged"),
+        data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: Experiments defined here whose full record has not been made yet (too long for the
+#: sessions so far), with why: the registry lists them, their quick variants run in the tests,
+#: and the chapter says what is and is not tested without them.
+UNRECORDED = {
+    "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
+}

@@ -14,6 +14,11 @@ changing them makes the record stale), both measured on held-out batches from
 
 * ``"update_size"`` — DeepNet's early-update measure, ||F(x; theta_t) - F(x; theta_0)|| after
   every step (``probes.UpdateTracker``), on one fixed held-out batch (C12);
+* ``"init_response"`` — how the untrained model answers a small change of its weights
+  (chapters 4 and 5): Liu et al.'s output sensitivity (``probes.output_sensitivity``), and
+  the first update's size after one plain SGD step and after Adam's first step at a rate
+  given per arm (``probes.first_update_size``), all from the same initialisation, on one
+  fixed held-out batch;
 * ``"layer_use"`` — each block's relative contribution ||F|| / ||x|| (``probes.layer_contribution``)
   and the rise in loss when that one block is removed (``probes.skip_layer_losses``), averaged
   over a few fixed held-out batches, once at initialisation and once after training, on the
@@ -36,6 +41,7 @@ PROBE_SEED = 0
 #: What each probe stores in a run's ``"probes"``.
 PROBE_KEYS = {
     "update_size": ("update_steps", "update_size"),
+    "init_response": ("sensitivity", "sgd_update", "adam_lrs", "adam_update"),
     "layer_use": ("contribution_init", "skip_cost_init", "loss_init",
                   "contribution", "skip_cost", "loss"),
 }
@@ -91,7 +97,34 @@ class LayerUseProbe:
                 **layer_use(model, self.batches)}
 
 
-PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe}
+class InitResponseProbe:
+    """``"init_response"``: at initialisation, the output's sensitivity to a relative nudge
+    ``eps`` of every block matrix (``probes.output_sensitivity``), and the first update
+    (``probes.first_update_size``) of one plain SGD step at ``sgd_lr`` and of Adam's first
+    step at each rate of ``adam_lrs``. Every step is taken on a copy of the untrained model,
+    all with the same batch (held-out text, the probes' seed), and measured on the same
+    probe batch; the model the run then trains is untouched."""
+
+    on_step = None                                       # all of it is measured at init
+
+    def __init__(self, model, corpus, batch_size: int = 8, context: int = 64,
+                 eps: float = 1e-3, sgd_lr: float = 0.1, adam_lrs=(1e-3,)):
+        from depthnotes.measure.probes import first_update_size, output_sensitivity
+
+        (x, _), (xs, ys) = probe_batches(corpus, 2, batch_size, context)
+        self.adam_lrs = [float(lr) for lr in adam_lrs]
+        self.sensitivity = output_sensitivity(model, x, eps=eps, seed=PROBE_SEED)
+        self.sgd = first_update_size(model, xs, ys, x, lr=sgd_lr, optimizer="sgd")
+        self.adam = [first_update_size(model, xs, ys, x, lr=lr, optimizer="adam")
+                     for lr in self.adam_lrs]
+
+    def result(self, model) -> dict:
+        return {"sensitivity": self.sensitivity, "sgd_update": self.sgd,
+                "adam_lrs": self.adam_lrs, "adam_update": self.adam}
+
+
+PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe,
+          "init_response": InitResponseProbe}
 
 
 #: Per-layer measurements an arm can ask for after training, by name in its
