@@ -10,7 +10,8 @@ from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, LOSS_MAR
                                                   failure_depth, failure_verdict, late_slope,
                                                   loss_ceiling, run_status, seed_curves,
                                                   time_to_train)
-from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED, Arm
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, Arm)
 
 BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0
 STEPS = 300
@@ -302,12 +303,27 @@ def test_verdict_not_testable_when_a_best_rate_is_not_bracketed():
     assert v.word == NOT_TESTABLE and v.depth == 24 and v.comparison.clear
     assert "post ran at 1 rate, pre ran at 1 rate" in v.reason
     assert "does not bracket" in v.reason
-    # the claimed family best at the top edge of its grid: a higher rate might train
+    # the claimed family best at the top edge of its grid, but training at none of its three
+    # rates, which reach past its best shallow rate on both sides: no rate tried rescues it,
+    # so the stop is judged (the rule since 2026-12-03)
     rows = bracketed({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD})
     rows[("post", 24, GRID[2])] = [3.1, 3.1, 3.1]                   # stalls, but less badly
     v = verdict_of(rows)
+    assert v.word == REPRODUCED and v.depth == 24
+    # ...not when its best shallow rate is the grid's top: a higher rate might train deep too
+    rows[("post", 6, GRID[2])] = [2.2, 2.25, 2.3]
+    v = verdict_of(rows)
     assert v.word == NOT_TESTABLE and "post ran at 3 rates" in v.reason
     assert "high edge" in v.reason
+    # a rate at which the claimed family trains at 24 blocks (a few dozen) refutes "stops"
+    rows = bracketed({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD})
+    rows[("post", 24, GRID[1])] = [2.8, 2.82, 2.81]                 # the middle rate trains
+    v = verdict_of(rows)
+    assert v.depth is None and v.word == CONTRADICTED and "L = 24" in v.reason
+    # ...but training at 12 blocks only is short of a few dozen: not a refutation
+    rows = bracketed({6: OK, 12: OK, 24: BAD}, {6: OK, 12: OK, 24: OK},
+                     {6: OK, 12: OK, 24: BAD})
+    assert verdict_of(rows).word == REPRODUCED
 
 
 def test_on_the_quick_record():

@@ -269,8 +269,10 @@ FIXES_48 = (
     ("post-norm, Xavier", "post X", "post", "xavier", (1e-3, 3e-3)),
     ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (3e-4, 1e-3, 3e-3)),
     ("pre-norm, Xavier", "pre X", "pre", "xavier", (1e-3, 3e-3, 1e-2)),
-    ("pre-norm, GPT-2 init", "pre G", "pre", "gpt2", (1e-3, 3e-3, 1e-2)),
 )
+#: Pre-norm with GPT-2's init (0.02 on every matrix, 0.02/sqrt(2L) on the two projections
+#: into the stream) at L = 48 (``fixes_at_48_gpt2``).
+GPT2_48 = (("pre-norm, GPT-2 init", "pre G", "pre", "gpt2", (1e-3, 3e-3, 1e-2)),)
 #: DeepNorm taken apart at L = 48 (``deepnorm_ablation_48``).
 ABLATION_48 = (
     ("alpha only", "alpha", "deepnorm", "xavier", (3e-4, 1e-3, 3e-3)),
@@ -279,12 +281,12 @@ ABLATION_48 = (
 
 
 def _recipe_48(quick: bool) -> TrainConfig:
-    """The one recipe of the L = 48 comparisons: 300 steps of 8 x 64 characters, AdamW, 20
-    warm-up steps, cosine decay to a tenth, clipping at 1; validation every 100 steps on the
+    """The one recipe of the L = 48 comparisons: 200 steps of 8 x 64 characters, AdamW, 20
+    warm-up steps, cosine decay to a tenth, clipping at 1; validation every 50 steps on the
     same 32 batches of 8 x 64 held-out characters for every run."""
-    return TrainConfig(steps=3 if quick else 300, batch_size=2 if quick else 8,
+    return TrainConfig(steps=3 if quick else 200, batch_size=2 if quick else 8,
                        context=16 if quick else 64, lr=1e-3, warmup_steps=1 if quick else 20,
-                       decay="cosine", grad_clip=1.0, eval_every=1 if quick else 100,
+                       decay="cosine", grad_clip=1.0, eval_every=1 if quick else 50,
                        eval_batches=1 if quick else 32, eval_seed=0)
 
 
@@ -306,17 +308,17 @@ def fixes_at_48(quick: bool = False) -> Experiment:
         name="fixes_at_48", quick=quick,
         description=(
             "Chapter 5 (C9a, C10, C12): the fixes against Xavier post-norm at 48 blocks of "
-            "the thin shape (d = 64, FFN 128, 2 heads), one recipe for every arm: 300 steps "
+            "the thin shape (d = 64, FFN 128, 2 heads), one recipe for every arm: 200 steps "
             "of 8 x 64 characters, AdamW, 20 warm-up steps, cosine decay to a tenth, "
-            "clipping at 1, validation every 100 steps on the same 32 batches of 8 x 64 "
+            "clipping at 1, validation every 50 steps on the same 32 batches of 8 x 64 "
             "held-out characters for every run. Families and peak rates: post-norm with "
             "Xavier init (1e-3, 3e-3), DeepNorm (3e-4, 1e-3, 3e-3), pre-norm with Xavier "
-            "init and pre-norm with GPT-2's init (1e-3, 3e-3, 1e-2). Every model is probed "
+            "init (1e-3, 3e-3, 1e-2). Every model is probed "
             "before and after training on 2 fixed held-out batches of 16 x 64 characters: "
             "each block's relative contribution ||F|| / ||x|| and the rise in loss when that "
             "one block is removed (C10, with DeepNorm as the control). 3 seeds per arm. Cut "
-            "to fit a shared machine: one depth, 300 steps (0.3 epoch), 3 seeds."),
-        measures=("training loss per step; validation loss every 100 steps (the same 32 "
+            "to fit a shared machine: one depth, 200 steps (0.25 epoch), 3 seeds."),
+        measures=("training loss per step; validation loss every 50 steps (the same 32 "
                   "batches of 8 x 64 held-out characters for every run); per block, "
                   "untrained and trained: relative contribution and loss rise when removed"),
         data="python_topics", arms=_arms_48(FIXES_48, quick, probe), seeds=(0, 1, 2))
@@ -331,9 +333,23 @@ def deepnorm_ablation_48(quick: bool = False) -> Experiment:
             "and validation text: alpha = (2L)^(1/4) on the residual with Xavier's init "
             "(alpha only), and DeepNet's beta-scaled init in a plain post-norm stack (beta "
             "only), each at peak rates 3e-4, 1e-3 and 3e-3. 3 seeds per arm."),
-        measures=("training loss per step; validation loss every 100 steps (the same 32 "
+        measures=("training loss per step; validation loss every 50 steps (the same 32 "
                   "batches of 8 x 64 held-out characters for every run)"),
         data="python_topics", arms=_arms_48(ABLATION_48, quick, None), seeds=(0, 1, 2))
+
+
+@register
+def fixes_at_48_gpt2(quick: bool = False) -> Experiment:
+    return Experiment(
+        name="fixes_at_48_gpt2", quick=quick,
+        description=(
+            "Chapter 5 (C9a): pre-norm with GPT-2's init (N(0, 0.02²) on every matrix, "
+            "0.02/sqrt(2L) on the two projections into the stream) at 48 blocks, with "
+            "fixes_at_48's recipe and validation text, at peak rates 1e-3, 3e-3 and 1e-2. "
+            "3 seeds per arm."),
+        measures=("training loss per step; validation loss every 50 steps (the same 32 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=_arms_48(GPT2_48, quick, None), seeds=(0, 1, 2))
 
 
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's

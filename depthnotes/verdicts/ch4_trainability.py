@@ -8,10 +8,14 @@ module is that rule, so the page's sentence, its table and its verdict come from
 
 * a run **trained** when its final validation loss is at least ``margin`` below the unigram
   loss; it **diverged** when the trainer stopped it (NaN, infinity, or a loss three times the
-  first step's). A run that did neither **stalled** only when its training loss is also flat
-  at the end: the least-squares slope over the last third of its steps (``late_slope``) falls
-  by less than ``flat`` (``FLAT_SLOPE``, 0.05 nats per 100 steps). A run still falling
-  faster than that is **slow**: it had not trained when the run ended, but it had not stopped;
+  first step's). A run that did neither **stalled** only when its validation loss is also
+  flat at the end: the least-squares slope over the evaluations after the first half of
+  the run (``late_slope`` with ``tail=EVAL_TAIL``) falls by less than ``flat`` (``FLAT_SLOPE``,
+  0.05 nats per 100 steps). A run still falling faster than that is **slow**: it had not
+  trained when the run ended, but it had not stopped. (The rule read the training loss over
+  the last third until 2026-12-03: under a cosine decay a run that trained is flat there too,
+  and one seed whose validation loss fell steadily was called stalled; the methods page
+  keeps the old outcome);
 * a run's **time to train** is the first evaluation step at which its validation loss is
   below ``baseline - margin`` (None if it never is; a trained run always has one);
 * over the seeds of one arm family at one depth, the family **trains** (every seed trained),
@@ -20,7 +24,10 @@ module is that rule, so the page's sentence, its table and its verdict come from
 * a family is scored at its best learning rate at each depth (``depth_outcomes``, by the
   evidence library's ``best_rate``), and a comparison that uses it can be judged only when
   the grid brackets that rate or is flat (``evidence.from_bracket``): a family trained at one
-  rate, or best at an edge of its grid, makes the comparison *not testable here*;
+  rate, or best at an edge of its grid, makes the comparison *not testable here*. One
+  exception, for the family claimed to stop: if it trains at *no* rate of a grid of at least
+  three rates there that reaches past its best rate at the shallowest depth on both sides
+  (``trains_nowhere``), no rate it was tried at rescues it, and its stop counts;
 * a family's **failure depth** is the shallowest depth at which it stops;
 * the verdict on "plain post-norm stops training past a few dozen layers"
   (``failure_verdict``) needs the claimed family to train at the shallowest depth and stop at
@@ -28,6 +35,8 @@ module is that rule, so the page's sentence, its table and its verdict come from
   (the evidence library's rule, with the practical margin ``LOSS_MARGIN``). It is *not
   testable here* when the reference does not train there (no positive control) or a best
   rate is not bracketed, and *not shown here* when the claimed family does not fail. It is
+  *contradicted here* when the claimed family trains with every seed at a depth of at least
+  ``few_dozen``: one rate at which it trains there refutes "stops training". It is
   *reproduced in part* when an alternative family (another init, or warm-up) does not stop
   at that depth, or the failure depth is below ``few_dozen`` (``FEW_DOZEN``, 24: "a few
   dozen" layers): the part that did not hold is named.
@@ -45,7 +54,8 @@ from dataclasses import dataclass
 
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.fitting import linear_fit
-from depthnotes.verdicts.evidence import (IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED, Arm,
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, Arm,
                                           RatePick, Ranking, best_rate, compare_many,
                                           from_bracket, summarise, word_for)
 
@@ -56,6 +66,9 @@ TRAINS, SLOWER, MIXED, STOPS = "trains", "slower", "mixed", "stops"
 #: A run that did not train is "stalled" only if its training loss falls by less than this
 #: over the last third of its steps (nats per 100 steps, least-squares slope); else "slow".
 FLAT_SLOPE = 0.05
+#: ``stored_run_status`` reads the slope of the validation loss over the evaluations after this
+#: fraction of the run's steps (the second half).
+EVAL_TAIL = 0.5
 #: A run *trained* when its final validation loss ends at least this far below the unigram
 #: loss (nats/char): chapter 4's rule, which chapter 5 applies too.
 MARGIN = 0.25
@@ -71,19 +84,21 @@ def loss_ceiling(record, arm: str) -> float:
     return math.log(record.arm(arm)["model"]["vocab_size"])
 
 
-def late_slope(steps, losses) -> float:
-    """The least-squares slope of ``losses`` against ``steps`` over the last third of the
-    steps (``step > 2/3`` of the last one), in nats per 100 steps; NaN or None values (a
-    diverged step) are left out. Negative when the loss still falls."""
+def late_slope(steps, losses, tail: float = 2 / 3) -> float:
+    """The least-squares slope of ``losses`` against ``steps`` over the points after ``tail``
+    of the last step (``step > tail * last``; the last third by default), in nats per 100
+    steps; NaN or None values (a diverged step) are left out. Negative when the loss still
+    falls."""
+    check_number("tail", tail, low=0.0, high=1.0, high_open=True)
     if len(steps) != len(losses) or not steps:
         raise ValueError(f"steps and losses must be non-empty and of one length, got "
                          f"{len(steps)} and {len(losses)}")
-    cut = 2 * steps[-1] / 3
+    cut = tail * steps[-1]
     pts = [(s, v) for s, v in zip(steps, losses)
            if s > cut and v is not None and math.isfinite(v)]
     if len({s for s, _ in pts}) < 2:
-        raise ValueError(f"the last third of the steps (after step {cut:g}) holds "
-                         f"{len(pts)} finite losses; a slope needs two")
+        raise ValueError(f"the points after step {cut:g} hold {len(pts)} finite losses; a "
+                         f"slope needs two")
     return 100 * linear_fit([s for s, _ in pts], [v for _, v in pts]).slope
 
 
@@ -118,10 +133,18 @@ def run_status(eval_loss: float | None, diverged: bool, slope: float | None,
 def stored_run_status(record, arm: str, seed: int, baseline: float, margin: float,
                       flat: float = FLAT_SLOPE) -> tuple[str, float | None]:
     """``(run_status, late_slope)`` of one stored run of ``record`` (a ``records.Record``):
-    the slope is read from the run's training-loss curve, None for a diverged run. The one
-    place that says which curve a stored run's status reads."""
+    the slope is read from the run's validation-loss curve over the second half of the run
+    (``EVAL_TAIL``), or from its training loss over the last third when fewer than two
+    evaluations fall there (a run evaluated only at its end); None for a diverged run. The
+    one place that says which curve a stored run's status reads."""
     final = record.run(arm, seed)["final"]
-    slope = None if final["diverged"] else late_slope(*record.curve(arm, "train_loss", seed))
+    slope = None
+    if not final["diverged"]:
+        steps, evals = record.curve(arm, "eval_loss", seed)
+        tail = [s for s, v in zip(steps, evals) if steps and s > EVAL_TAIL * steps[-1]
+                and v is not None and math.isfinite(v)]
+        slope = (late_slope(steps, evals, tail=EVAL_TAIL) if len(tail) >= 2 else
+                 late_slope(*record.curve(arm, "train_loss", seed)))
     return run_status(final["eval_loss"], final["diverged"], slope, baseline, margin,
                       flat), slope
 
@@ -141,6 +164,7 @@ class DepthOutcome:
     lr: float | None = None         # the peak learning rate of ``arm``
     rates: tuple = ()               # ((lr, mean loss), ...) of every rate tried, best first
     pick: RatePick | None = None    # the best-rate pick over the rates tried
+    by_rate: tuple = ()             # ((lr, outcome), ...) of every rate tried, rates ascending
 
     @property
     def losses(self) -> tuple[float, ...]:
@@ -200,11 +224,28 @@ def depth_outcomes(record, baseline: float, margin: float,
         pick = best_rate({r.lr: r.seeds.values for r in tried}, margin=LOSS_MARGIN)
         ranked = sorted(tried, key=lambda r: (r.lr != pick.best, r.seeds.mean))
         rates = tuple((r.lr, r.seeds.mean) for r in ranked)
+        outcomes = tuple((r.lr, r.outcome) for r in sorted(tried, key=lambda r: r.lr))
         out.setdefault(family, []).append(dataclasses.replace(ranked[0], rates=rates,
-                                                              pick=pick))
+                                                              pick=pick, by_rate=outcomes))
     for rows in out.values():
         rows.sort(key=lambda r: r.n_layer)
     return out
+
+
+#: The fewest rates a grid must hold for "trains at no rate of it" to stand in for a
+#: bracketed best rate (``trains_nowhere``).
+NOWHERE_RATES = 3
+
+
+def trains_nowhere(row: DepthOutcome, shallow_best: float) -> bool:
+    """True when ``row``'s family trained (every seed) at none of the rates tried at its
+    depth, over a grid of at least ``NOWHERE_RATES`` rates that reaches past
+    ``shallow_best`` (the family's best rate where it still trains) on both sides: no rate
+    it was tried at rescues it, so its stop is judged although no best rate can be
+    bracketed."""
+    rates = [lr for lr, _ in row.by_rate]
+    return (len(rates) >= NOWHERE_RATES and min(rates) < shallow_best < max(rates)
+            and all(outcome != TRAINS for _, outcome in row.by_rate))
 
 
 def failure_depth(rows: list[DepthOutcome]) -> int | None:
@@ -250,6 +291,12 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
             raise KeyError(f"no family {name!r}; the families are {list(outcomes)}")
     rows = outcomes[claim]
     depth = failure_depth(rows)
+    deep_trains = [r.n_layer for r in rows if r.outcome == TRAINS and r.n_layer >= few_dozen]
+    if deep_trains:
+        return FailureVerdict(CONTRADICTED, depth, None, None,
+                              f"{claim} trains with every seed at L = "
+                              f"{', '.join(map(str, deep_trains))}, past a few dozen layers "
+                              f"({describe(rows)})")
     if rows[0].outcome != TRAINS:
         return FailureVerdict(NOT_SHOWN, depth, None, None,
                               f"{claim} does not train even at L = {rows[0].n_layer}, the "
@@ -270,7 +317,10 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
         return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
                               f"{reference} does not train at L = {depth} either "
                               f"({at[reference].outcome}): no positive control")
-    testable, why_not = from_bracket(at[claim].pick, at[reference].pick)
+    # the claimed family's best rate need not be bracketed if it trains at no rate there
+    picks = (at[reference].pick,) if trains_nowhere(at[claim], rows[0].lr) else \
+        (at[claim].pick, at[reference].pick)
+    testable, why_not = from_bracket(*picks)
     if not testable:
         tried = {name: len(at[name].pick.rates) for name in (claim, reference)}
         return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
