@@ -281,13 +281,13 @@ ABLATION_48 = (
 
 
 def _recipe_48(quick: bool) -> TrainConfig:
-    """The one recipe of the L = 48 comparisons: 200 steps of 8 x 64 characters, AdamW, 20
+    """The one recipe of the L = 48 comparisons: 150 steps of 8 x 64 characters, AdamW, 15
     warm-up steps, cosine decay to a tenth, clipping at 1; validation every 50 steps on the
-    same 32 batches of 8 x 64 held-out characters for every run."""
-    return TrainConfig(steps=3 if quick else 200, batch_size=2 if quick else 8,
-                       context=16 if quick else 64, lr=1e-3, warmup_steps=1 if quick else 20,
+    same 24 batches of 8 x 64 held-out characters for every run."""
+    return TrainConfig(steps=3 if quick else 150, batch_size=2 if quick else 8,
+                       context=16 if quick else 64, lr=1e-3, warmup_steps=1 if quick else 15,
                        decay="cosine", grad_clip=1.0, eval_every=1 if quick else 50,
-                       eval_batches=1 if quick else 32, eval_seed=0)
+                       eval_batches=1 if quick else 24, eval_seed=0)
 
 
 def _arms_48(families, quick: bool, probe: dict | None) -> tuple:
@@ -308,17 +308,17 @@ def fixes_at_48(quick: bool = False) -> Experiment:
         name="fixes_at_48", quick=quick,
         description=(
             "Chapter 5 (C9a, C10, C12): the fixes against Xavier post-norm at 48 blocks of "
-            "the thin shape (d = 64, FFN 128, 2 heads), one recipe for every arm: 200 steps "
-            "of 8 x 64 characters, AdamW, 20 warm-up steps, cosine decay to a tenth, "
-            "clipping at 1, validation every 50 steps on the same 32 batches of 8 x 64 "
+            "the thin shape (d = 64, FFN 128, 2 heads), one recipe for every arm: 150 steps "
+            "of 8 x 64 characters, AdamW, 15 warm-up steps, cosine decay to a tenth, "
+            "clipping at 1, validation every 50 steps on the same 24 batches of 8 x 64 "
             "held-out characters for every run. Families and peak rates: post-norm with "
             "Xavier init (1e-3, 3e-3), DeepNorm (3e-4, 1e-3, 3e-3), pre-norm with Xavier "
             "init (1e-3, 3e-3, 1e-2). Every model is probed "
             "before and after training on 2 fixed held-out batches of 16 x 64 characters: "
             "each block's relative contribution ||F|| / ||x|| and the rise in loss when that "
             "one block is removed (C10, with DeepNorm as the control). 3 seeds per arm. Cut "
-            "to fit a shared machine: one depth, 200 steps (0.25 epoch), 3 seeds."),
-        measures=("training loss per step; validation loss every 50 steps (the same 32 "
+            "to fit a shared machine: one depth, 150 steps (0.15 epoch), 3 seeds."),
+        measures=("training loss per step; validation loss every 50 steps (the same 24 "
                   "batches of 8 x 64 held-out characters for every run); per block, "
                   "untrained and trained: relative contribution and loss rise when removed"),
         data="python_topics", arms=_arms_48(FIXES_48, quick, probe), seeds=(0, 1, 2))
@@ -333,7 +333,7 @@ def deepnorm_ablation_48(quick: bool = False) -> Experiment:
             "and validation text: alpha = (2L)^(1/4) on the residual with Xavier's init "
             "(alpha only), and DeepNet's beta-scaled init in a plain post-norm stack (beta "
             "only), each at peak rates 3e-4, 1e-3 and 3e-3. 3 seeds per arm."),
-        measures=("training loss per step; validation loss every 50 steps (the same 32 "
+        measures=("training loss per step; validation loss every 50 steps (the same 24 "
                   "batches of 8 x 64 held-out characters for every run)"),
         data="python_topics", arms=_arms_48(ABLATION_48, quick, None), seeds=(0, 1, 2))
 
@@ -347,7 +347,7 @@ def fixes_at_48_gpt2(quick: bool = False) -> Experiment:
             "0.02/sqrt(2L) on the two projections into the stream) at 48 blocks, with "
             "fixes_at_48's recipe and validation text, at peak rates 1e-3, 3e-3 and 1e-2. "
             "3 seeds per arm."),
-        measures=("training loss per step; validation loss every 50 steps (the same 32 "
+        measures=("training loss per step; validation loss every 50 steps (the same 24 "
                   "batches of 8 x 64 held-out characters for every run)"),
         data="python_topics", arms=_arms_48(GPT2_48, quick, None), seeds=(0, 1, 2))
 
@@ -401,4 +401,8 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and the chapter says what is and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
+    "fixes_at_48": "running on a shared machine (started 2026-12-03)",
+    "deepnorm_ablation_48": "queued on a shared machine (2026-12-03)",
+    "fixes_at_48_gpt2": "queued on a shared machine (2026-12-03)",
+    "init_response_depth": "running on a shared machine (started 2026-12-03)",
 }
