@@ -443,3 +443,42 @@ def test_a_records_run_carries_its_probes():
     assert set(probes) == set(PROBE_KEYS["layer_use"])
     assert len(probes["skip_cost"]) == rec.arm(rec.arms[0])["info"]["n_layer"]
     assert layer_use_verdict(layer_use(rec)).word in OUTCOMES
+
+
+def test_init_responses_read_each_measure_of_the_quick_record():
+    """``init_responses`` reads what the ``init_response`` probe stored, by measure; the probe
+    measures on a copy (the run's own model is untouched) and the 1/sqrt(L) rate shrinks."""
+    from depthnotes.experiments.records import Record, run_experiment
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.verdicts.ch5_fixes import RESPONSES, init_responses
+
+    rec = Record.from_dict(run_experiment(get_experiment("init_response_depth", True),
+                                          workers=1))
+    for measure in RESPONSES:
+        got = init_responses(rec, measure)
+        assert "DeepNorm" in got and sorted(got["DeepNorm"]) == [1, 2, 3]
+        assert all(len(v) == 3 and all(x > 0 for x in v)
+                   for by_L in got.values() for v in by_L.values())
+    lrs = {rec.arm(a)["info"]["n_layer"]: rec.run(a, 0)["probes"]["adam_lrs"][-1]
+           for a in rec.arms}
+    assert lrs[1] > lrs[2] > lrs[3]                         # 1e-3 * sqrt(48 / L)
+    small = init_responses(rec, "adam 1e-4")["DeepNorm"][3]
+    large = init_responses(rec, "adam 1e-3")["DeepNorm"][3]
+    assert all(s < b for s, b in zip(small, large))
+    with pytest.raises(ValueError, match="measure"):
+        init_responses(rec, "lion")
+
+
+def test_bounded_word_and_the_c10_control():
+    from depthnotes.verdicts.ch5_fixes import bounded_word, control_word
+
+    assert bounded_word([0.05, -0.1, 0.12]) == REPRODUCED
+    assert bounded_word([0.5, 0.4, 0.48]) == CONTRADICTED
+    assert bounded_word([0.05, 0.4, 0.1]) == NOT_SHOWN
+    assert bounded_word([math.nan, 0.0, 0.0]) == NOT_TESTABLE
+    word, cmp = control_word((0.05, 0.06, 0.04), (0.6, 0.7, 0.65))
+    assert word == REPRODUCED and cmp.best == "pre-norm"
+    word, _ = control_word((0.05, 0.06, 0.04), (0.05, 0.07, 0.045))
+    assert word == NOT_SHOWN                               # the control is as small
+    word, _ = control_word((0.6, 0.7, 0.65), (0.05, 0.06, 0.04))
+    assert word == CONTRADICTED

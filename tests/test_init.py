@@ -122,3 +122,14 @@ def test_deepnorm_decoder_only(M, alpha, beta):
 def test_deepnorm_bad_input(value, error):
     with pytest.raises(error, match="n_layer"):
         deepnorm_constants(value)
+
+
+@pytest.mark.parametrize("M", [6, 12, 24, 48, 100, 200, 1000])
+def test_deepnorm_constants_balance_the_update_bound(M):
+    """Chapter 5's table (formerly a notebook check, C12): alpha grows and beta falls with
+    depth, and DeepNet's decoder-only choice makes the sum over the 2M sub-layers of
+    (v^2 + w^2) / alpha^2 with v = w = beta equal to 1 at every depth: the SGD update bound
+    of DeepNet's Theorem stays Theta(lr) whatever M."""
+    c, deeper = deepnorm_constants(M), deepnorm_constants(M + 1)
+    assert deeper.alpha > c.alpha and deeper.beta < c.beta
+    assert 2 * M * (2 * c.beta ** 2) / c.alpha ** 2 == pytest.approx(1.0, rel=1e-12)

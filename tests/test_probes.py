@@ -213,3 +213,29 @@ def test_deepnorms_first_adam_step_grows_with_depth_its_first_sgd_step_does_not(
         first_update_size(Transformer(ModelConfig(n_layer=1, d_model=32, n_head=2,
                                                   vocab_size=32, context=32)),
                           x, y, probe, 1e-3, "lion")
+
+
+def test_block_move_tracker_measures_each_blocks_step_against_a_direct_computation():
+    """Per step and block: ||x_l(t) - x_l(t-1)|| / ||x_l(0)||, from the model's own stream;
+    an untouched model moves by zero, a block whose output is replaced moves by its size."""
+    from depthnotes.measure.probes import BlockMoveTracker
+
+    m = model(n_layer=3)
+    idx, _ = batch()
+    tracker = BlockMoveTracker(m, idx)
+    start = residual_stream(m, idx)
+    tracker(0, m)                                           # nothing changed
+    assert tracker.moves.shape == (1, 3) and np.allclose(tracker.moves, 0.0)
+    with torch.no_grad():
+        for p in m.h[2].parameters():                       # change the last block only
+            p.add_(0.5)
+    tracker(1, m)
+    now = residual_stream(m, idx)
+
+    def rel(a, b, r):
+        return float((a - b).norm(dim=-1).mean() / r.norm(dim=-1).mean())
+
+    expected = [rel(a, b, b) for a, b in zip(now[1:], start[1:])]
+    assert tracker.moves.shape == (2, 3)
+    assert np.allclose(tracker.moves[1], expected, rtol=1e-5)
+    assert tracker.moves[1, 0] == 0.0 and tracker.moves[1, 2] > 0.1    # block 3 moved

@@ -401,8 +401,9 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and the chapter says what is and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "fixes_at_48": "running on a shared machine (started 2026-12-03)",
-    "deepnorm_ablation_48": "queued on a shared machine (2026-12-03)",
-    "fixes_at_48_gpt2": "queued on a shared machine (2026-12-03)",
-    "init_response_depth": "running on a shared machine (started 2026-12-03)",
+    "fixes_at_48": "running on a shared machine (started 2026-12-03, 20:09 UTC)",
+    "deepnorm_ablation_48": "not run yet: 18 runs, about an hour of wall time on the shared "
+                            "machine of 2026-12-03",
+    "fixes_at_48_gpt2": "not run yet: 9 runs, about half an hour of wall time on the shared "
+                        "machine of 2026-12-03",
 }

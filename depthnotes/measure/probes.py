@@ -13,6 +13,9 @@ mode, restoring the model's mode afterwards; none changes the weights.
 * ``final_hidden`` and ``UpdateTracker`` — the model's output representation F(x; theta) and
   how far it has moved from its value at initialisation, ||F(x; theta_t) - F(x; theta_0)||,
   step by step: DeepNet's Figure 5 measure (C12).
+* ``BlockMoveTracker`` — during training, how far each block's output moves in each step,
+  relative to its size at initialisation: what goes wrong in the first steps of a post-norm
+  stack that fails (chapter 4).
 * ``attention_weights`` — every block's attention pattern, computed from the input its
   attention sees (a forward pre-hook) with the block's own W_Q and W_K: chapter 3's look
   inside a model that chases pointers.
@@ -127,6 +130,31 @@ def update_size(model, reference: torch.Tensor, idx: torch.Tensor) -> float:
     """||F(x; theta) - reference||, per token, averaged over tokens (``reference`` is
     ``final_hidden`` of the same ``idx`` at another moment, usually initialisation)."""
     return _token_norm(final_hidden(model, idx) - reference)
+
+
+class BlockMoveTracker:
+    """Records, after every training step t, how far each block's output moved in that step:
+    ||x_l(theta_t) - x_l(theta_{t-1})|| / ||x_l(theta_0)|| for blocks l = 1..L (per token,
+    averaged over the probe batch ``idx``), where x_l is the residual stream after block l
+    (``residual_stream``). Pass it as ``on_step`` to ``training.loop.train``; ``moves`` is
+    then an array (steps, L). A block whose output is replaced by an unrelated vector of the
+    same size moves by about sqrt(2)."""
+
+    def __init__(self, model, idx: torch.Tensor):
+        self.idx = idx
+        self.initial = residual_stream(model, idx)[1:]
+        self._last = self.initial
+        self._moves: list[list[float]] = []
+
+    def __call__(self, step: int, model) -> None:
+        now = residual_stream(model, self.idx)[1:]
+        self._moves.append([_token_norm(a - b) / _token_norm(r)
+                            for a, b, r in zip(now, self._last, self.initial)])
+        self._last = now
+
+    @property
+    def moves(self) -> np.ndarray:
+        return np.array(self._moves).reshape(len(self._moves), len(self.initial))
 
 
 @torch.no_grad()

@@ -59,6 +59,7 @@ THRESHOLDS = (
     ("ch3_chasing", "MARGIN"), ("ch3_chasing", "CHAINED"), ("ch3_chasing", "SOLVED"),
     ("ch4_trainability", "MARGIN"), ("ch4_trainability", "FLAT_SLOPE"),
     ("ch4_trainability", "FEW_DOZEN"), ("ch4_trainability", "LOSS_MARGIN"),
+    ("ch4_trainability", "EVAL_TAIL"), ("ch4_trainability", "NOWHERE_RATES"),
     ("ch6_budget", "BASIN_FLOOR"), ("ch6_budget", "BROAD_SHAPES"),
     ("ch6_budget", "ASPECT_CENTRE"), ("ch6_budget", "ASPECT_FACTOR"),
     ("ch6_budget", "DRIFT_SPLIT"),

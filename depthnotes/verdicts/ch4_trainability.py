@@ -63,8 +63,9 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_
 TRAINED, SLOW, STALLED, DIVERGED = "trained", "slow", "stalled", "diverged"
 #: What one family did at one depth, over its seeds.
 TRAINS, SLOWER, MIXED, STOPS = "trains", "slower", "mixed", "stops"
-#: A run that did not train is "stalled" only if its training loss falls by less than this
-#: over the last third of its steps (nats per 100 steps, least-squares slope); else "slow".
+#: A run that did not train is "stalled" only if its validation loss falls by less than this
+#: over the second half of the run (nats per 100 steps, least-squares slope; ``EVAL_TAIL``);
+#: else "slow".
 FLAT_SLOPE = 0.05
 #: ``stored_run_status`` reads the slope of the validation loss over the evaluations after this
 #: fraction of the run's steps (the second half).

@@ -51,6 +51,8 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
                                           NOT_TESTABLE, REPRODUCED, Ranking, combine,
                                           compare_many, from_bracket, word_for)
 
+#: Records chapter 5 reads when they have been made (it says so where one is missing).
+OPTIONAL_RECORDS = ("fixes_at_48_gpt2", "deepnorm_ablation_48")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", "prenorm_layer_use",
@@ -68,14 +70,16 @@ def unigram_loss(corpus) -> float:
 
 
 def load_chapter_records(run: bool = False) -> dict:
-    """``{name: Record}`` for ``RECORDS``, each checked against its definition; with ``run``
+    """``{name: Record}`` for ``RECORDS`` and those of ``OPTIONAL_RECORDS`` that have been made
+    (not listed in ``registry.UNRECORDED``), each checked against its definition; with ``run``
     every experiment is trained here instead (the CPU estimates are in the descriptions)."""
-    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.experiments.registry import UNRECORDED, get_experiment
     from depthnotes.experiments.records import (Record, check_current, load_record,
                                                 run_experiment)
 
     out = {}
-    for name in RECORDS:
+    names = RECORDS + tuple(n for n in OPTIONAL_RECORDS if n not in UNRECORDED or run)
+    for name in names:
         rec = Record.from_dict(run_experiment(get_experiment(name))) if run \
             else load_record(name)
         check_current(rec)
@@ -440,3 +444,62 @@ __all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "unigram_loss", "load_chapter_rec
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
            "LayerUseVerdict", "layer_use_verdict", "update_sizes", "update_exponents",
            "UpdateVerdict", "update_verdict"]
+
+
+# -- C12 at initialisation, to 1,000 blocks (init_response_depth) ---------------------------
+#: What ``init_response`` measures, by the name a chapter uses: the SGD step, Adam's first
+#: step at each rate it took (by index into the probe's ``adam_lrs``), and the sensitivity.
+RESPONSES = ("sgd", "adam 1e-4", "adam 1e-3", "adam 1/sqrt(L)", "sensitivity")
+
+
+def init_responses(record, measure: str) -> dict[str, dict[int, list[float]]]:
+    """``{family: {L: [value per seed]}}`` of ``init_response_depth`` for one of
+    ``RESPONSES``: the first update after one SGD step, after Adam's first step at 1e-4, at
+    1e-3 or at the rate scaled as 1/sqrt(L), or the output sensitivity."""
+    if measure not in RESPONSES:
+        raise ValueError(f"measure must be one of {RESPONSES}, got {measure!r}")
+    out: dict[str, dict[int, list[float]]] = {}
+    for arm in record.arms:
+        info = record.arm(arm)["info"]
+        vals = []
+        for s in record.seeds:
+            p = record.run(arm, s)["probes"]
+            vals.append(float(p["sgd_update"] if measure == "sgd" else
+                              p["sensitivity"] if measure == "sensitivity" else
+                              p["adam_update"][RESPONSES.index(measure) - 1]))
+        out.setdefault(info["family"], {})[info["n_layer"]] = vals
+    return out
+
+
+def bounded_word(exponents: list[float]) -> str:
+    """C12's *bounded* test on per-seed exponents of the update against L: every seed within
+    ``FLAT_EXPONENT`` of zero: reproduced; every seed above it: contradicted; else not shown."""
+    if not exponents or not all(math.isfinite(v) for v in exponents):
+        return NOT_TESTABLE
+    if all(abs(v) <= FLAT_EXPONENT for v in exponents):
+        return REPRODUCED
+    if all(v > FLAT_EXPONENT for v in exponents):
+        return CONTRADICTED
+    return NOT_SHOWN
+
+
+# -- C10 against a control: is the late blocks' small removal cost pre-norm's own? ----------
+def removal_ratio(record, arm: str) -> tuple[float, ...]:
+    """Per seed, in the trained model: the mean loss rise when one of the last L/4 blocks is
+    removed over the mean rise for one of blocks 2 .. L/4 (``layer_use``'s quarters). Small
+    means the late blocks matter little."""
+    use = layer_use(record, arm)
+    return tuple(late / early for late, early in zip(use.skip_late, use.skip_early))
+
+
+def control_word(pre: tuple[float, ...], control: tuple[float, ...],
+                 names: tuple[str, str] = ("pre-norm", "control")) -> tuple[str, Ranking]:
+    """C10's control part: pre-norm's late / early removal-cost ratio must be clearly below
+    the control's (a post-norm-family stack trained with the same recipe), else the small
+    cost of a late block is not pre-norm's doing."""
+    cmp = compare_many({names[0]: pre, names[1]: control},
+                       metric="late / early removal cost (trained)")
+    return word_for(cmp, names[0]), cmp
+
+
+__all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word"]
