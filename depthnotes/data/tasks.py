@@ -272,6 +272,14 @@ class InductionHops:
             pos = torch.where((hops > j)[:, None], step, pos)
         return pos
 
+    def chain_spans(self, s: torch.Tensor, hops) -> torch.Tensor:
+        """How far back each position's ``hops``-hop answer lies, ``t - sigma^k(t)``, for
+        symbols ``s`` (B, length); -1 where the chain runs off the start. A chain spanning
+        more positions than a block reads around itself cannot be answered by a window of
+        reads standing in for hops (chapter 3's long-chain score)."""
+        pos = self.hop_positions(s, hops)
+        return torch.where(pos >= 0, torch.arange(s.shape[1]) - pos, -1)
+
     def answers(self, s: torch.Tensor, hops) -> torch.Tensor:
         """``s[sigma^k(t)]`` at every position, -100 where there is none; (B, length)."""
         pos = self.hop_positions(s, hops)
@@ -326,3 +334,41 @@ def query_accuracy(model, task: PointerChasing, hops: int, n_sequences: int = 25
     return (logits.argmax(-1)[mask] == targets[mask]).float().mean().item()
 
 
+
+
+#: Chapter 3's long chains: a ``hops``-hop query whose answer lies at least this many
+#: positions back (``InductionHops.chain_spans``). On four letters one hop spans at most
+#: 8 positions 97 % of the time, so a window of a few reads can stand in for one or two
+#: hops on short chains but not on these.
+LONG_SPAN = 25
+
+
+@torch.no_grad()
+def span_accuracy(model, task: InductionHops, hops: int, *, min_span: int = 0,
+                  max_span: int | None = None, n_sequences: int = 256,
+                  seed: int = 10**9) -> tuple[float | None, int]:
+    """``(accuracy, queries)``: the fraction of ``hops``-hop queries answered exactly among
+    those whose chain spans ``min_span`` to ``max_span`` positions (inclusive; no upper
+    bound with None), and how many such queries there were (accuracy None when none).
+
+    The sequences are ``query_accuracy``'s (the same seed, so every model and every training
+    seed is scored on the same held-out text): with ``min_span=0`` and no ``max_span`` the
+    accuracy equals ``query_accuracy``'s."""
+    if not isinstance(task, InductionHops):
+        raise TypeError(f"task must be an InductionHops (chains have spans), got "
+                        f"{type(task).__name__}")
+    check_int("min_span", min_span, 0)
+    if max_span is not None:
+        check_int("max_span", max_span, min_span)
+    idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)
+    spans = task.chain_spans(idx[:, 1:], hops)                   # (N, length), -1: none
+    spans = torch.cat([torch.full_like(spans[:, :1], -1), spans], 1)   # the marker: none
+    keep = (targets != IGNORE) & (spans >= min_span)
+    if max_span is not None:
+        keep &= spans <= max_span
+    n = int(keep.sum())
+    if n == 0:
+        return None, 0
+    with eval_mode(model):
+        logits, _ = model(idx)
+    return (logits.argmax(-1)[keep] == targets[keep]).float().mean().item(), n

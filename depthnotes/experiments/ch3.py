@@ -383,6 +383,52 @@ def induction_models(quick: bool = False) -> Experiment:
         arms=tuple(a for a in sweep.arms if a.name in kept), seeds=(0,))
 
 
+#: Chapter 3's fixed-depth record: one depth trained on every k from 1 to 8, scored on long
+#: chains (``data.tasks.LONG_SPAN``). Relay (one block per hop, the first hop perhaps read
+#: off a window) reaches about L or L + 1 hops; doubling reaches 2 ** (L - 2).
+FIXED_DEPTH = 5
+FIXED_DEPTH_TASK = InductionHops(hops=tuple(range(1, 9)), n_symbols=4, length=64)
+
+
+@register
+def induction_fixed_depth(quick: bool = False) -> Experiment:
+    from depthnotes.data.tasks import LONG_SPAN
+
+    task = FIXED_DEPTH_TASK
+    L = 2 if quick else FIXED_DEPTH
+    cfg = ModelConfig(n_layer=L, d_model=64, n_head=4, vocab_size=task.vocab_size,
+                      context=task.seq_len)
+    recipe = _induction_recipe(quick).replace(
+        steps=20 if quick else 24000, eval_sequences=16 if quick else 1024,
+        eval_every=10 if quick else 1000, long_span=LONG_SPAN)
+    return Experiment(
+        name="induction_fixed_depth", quick=quick,
+        description=(
+            f"Chapter 3 (C5, k or log k after training): one depth, L = {FIXED_DEPTH} blocks "
+            "at d = 64 (4 heads, pre-norm, GPT-2 init), trained on k-hop induction heads "
+            "with every k from 1 to 8 (one k per sequence, drawn uniformly; 4 letters, 64 "
+            "symbols), and scored on long chains: the queries whose answer lies at least "
+            f"{LONG_SPAN} positions back, where a window of reads cannot stand in for hops. "
+            "The rule, fixed before the run: a seed's 'hops done' is the largest k such "
+            "that it answers at least 0.9 of the queries of every k' <= k, for k' >= 4 on "
+            "their long chains, for k' <= 3 (which have almost no long chains) on all their "
+            "chains. Relay learning "
+            f"(one block per hop, a first hop read off a window) predicts about {FIXED_DEPTH} "
+            f"to {FIXED_DEPTH + 1}; pointer doubling predicts 8 (2 + log2 8 = "
+            f"{FIXED_DEPTH} blocks). The sweep's recipe (train_on_task, batch 16, AdamW "
+            "peak lr 1e-3, 200 warm-up steps, cosine decay to zero) three times as long: "
+            "24,000 steps (384,000 fresh sequences). Every seed is scored on the same 1,024 "
+            "held-out sequences per k (query_accuracy's seeds); accuracy curves every 1,000 "
+            "steps on 128. Three seeds. Cut for CPU time (about 30 CPU-minutes a run): one "
+            "learning rate (the sweep's first; at L = 5 its second, 3e-3, did no better), "
+            "one depth."),
+        measures=("training loss per step (window means); accuracy per k every 1,000 steps "
+                  "(128 sequences) and after training (1,024 sequences), overall and on "
+                  f"chains spanning at least {LONG_SPAN} positions (with their number)"),
+        data=task, arms=(_khop_arm(cfg, recipe, recipe.lr, ["fixed width"]),),
+        seeds=(0, 1, 2))
+
+
 def count_params_non_embedding(config: ModelConfig) -> int:
     from depthnotes.core.params import count_params
 

@@ -297,13 +297,14 @@ ADDED_FIELDS = {
     "layout": "query_tokens",    # PointerChasing: one token per (k, x) query
     "eval_seed": None,           # TrainConfig: held-out batches drawn from each run's seed
     "eval_sequences": 256,       # TrainConfig: fresh sequences scoring a task (unused on text)
+    "long_span": 0,              # TrainConfig: no long-chain accuracy (tasks only)
 }
 
 #: The keys of a task recipe as records stored it before tasks were trained with
 #: ``TrainConfig`` (``training.tasks.task_recipe``), and the ``TrainConfig`` field each became.
 LEGACY_TASK_RECIPE = {"steps": "steps", "batch_size": "batch_size", "lr": "lr",
                       "warmup": "warmup_steps", "eval_sequences": "eval_sequences",
-                      "eval_every": "eval_every"}
+                      "eval_every": "eval_every", "long_span": "long_span"}
 
 
 def current_form(config: dict) -> dict:

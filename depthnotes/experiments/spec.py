@@ -200,6 +200,8 @@ def _run_task(job: Job) -> tuple[object, dict]:
         curves["accuracy_steps"] = list(run.curve_steps)
         curves.update({f"accuracy_k{k}": list(v) for k, v in run.accuracy_curves.items()})
     final = {f"accuracy_k{k}": a for k, a in run.accuracy.items()}
+    for k, (acc, n) in (run.long_accuracy or {}).items():
+        final[f"long_accuracy_k{k}"], final[f"long_queries_k{k}"] = acc, n
     final.update(steps_run=len(run.losses), diverged=run.diverged)
     return model, {"curves": curves, "final": final, "seconds": time.perf_counter() - t0}
 

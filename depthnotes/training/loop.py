@@ -61,7 +61,9 @@ class TrainConfig:
     The same recipe trains on a synthetic task (``training.tasks.train_on_task``; build one with
     ``training.tasks.task_recipe``, which holds the tasks' optimizer settings): there
     ``eval_every`` also sets how often the accuracy on every k is measured, and
-    ``eval_sequences`` how many fresh sequences score the trained model on each k.
+    ``eval_sequences`` how many fresh sequences score the trained model on each k, and
+    ``long_span > 0`` (an ``InductionHops`` task) also scores, on the same sequences, the
+    queries whose chain spans at least that many positions (``data.tasks.span_accuracy``).
     """
 
     steps: int = 200
@@ -81,11 +83,12 @@ class TrainConfig:
     blowup_factor: float | None = 3.0
     eval_seed: int | None = None
     eval_sequences: int = 256
+    long_span: int = 0
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "context", "eval_batches", "eval_sequences"):
             check_int(name, getattr(self, name), 1)
-        for name in ("warmup_steps", "eval_every", "seed"):
+        for name in ("warmup_steps", "eval_every", "seed", "long_span"):
             check_int(name, getattr(self, name), 0)
         if self.eval_seed is not None:
             check_int("eval_seed", self.eval_seed, 0)

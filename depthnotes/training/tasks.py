@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from depthnotes.core.checks import check_int
 from depthnotes.core.model import Transformer
 from depthnotes.core.params import count_params
-from depthnotes.data.tasks import PointerChasing, query_accuracy
+from depthnotes.data.tasks import InductionHops, PointerChasing, query_accuracy, span_accuracy
 from depthnotes.training.loop import TrainConfig, train
 
 #: What every task run shares (``task_recipe``); steps, batch size, rate, warm-up and the
@@ -45,6 +45,7 @@ class TaskRun:
     diverged: bool
     curve_steps: tuple = ()         # steps after which the accuracy curves were measured
     accuracy_curves: dict = None    # {k: (accuracy after each of curve_steps, ...)}
+    long_accuracy: dict = None      # {k: (accuracy, queries) on chains >= recipe.long_span}
 
 
 def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = None, *,
@@ -59,8 +60,11 @@ def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = Non
     from 10**9 (``query_accuracy``), the same for every seed; a diverged run scores 0. With
     ``recipe.eval_every > 0`` the accuracy on every k is also measured every ``eval_every``
     steps, on ``curve_sequences`` other fresh sequences (the same ones every time): learning
-    curves (chapter 3 asks whether a shape learns slowly or not at all). Returns the model
-    and a ``TaskRun``.
+    curves (chapter 3 asks whether a shape learns slowly or not at all). With
+    ``recipe.long_span > 0`` (an ``InductionHops`` task) the final score also counts, for every
+    k, the queries whose chain spans at least that many positions, on the same sequences
+    (``span_accuracy``: accuracy and number of such queries). Returns the model and a
+    ``TaskRun``.
     """
     recipe = task_recipe(task) if recipe is None else recipe
     if not isinstance(recipe, TrainConfig):
@@ -74,6 +78,9 @@ def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = Non
         raise ValueError(f"recipe.context must be the task's sequence length {task.seq_len}, "
                          f"got {recipe.context} (build the recipe with task_recipe(task, ...))")
     check_int("curve_sequences", curve_sequences, 1)
+    if recipe.long_span and not isinstance(task, InductionHops):
+        raise ValueError(f"long_span needs an InductionHops task (chains with spans), got "
+                         f"{type(task).__name__}; leave long_span at 0")
     hops, every = task.hops, recipe.eval_every
     curve_steps, curves = [], {k: [] for k in hops}
 
@@ -89,7 +96,13 @@ def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = Non
     accuracy = {k: (0.0 if result.diverged else
                     query_accuracy(model, task, k, recipe.eval_sequences))
                 for k in hops}
+    long = None
+    if recipe.long_span:
+        long = {k: ((0.0, n) if result.diverged else (acc, n))
+                for k in hops for acc, n in [span_accuracy(
+                    model, task, k, min_span=recipe.long_span,
+                    n_sequences=recipe.eval_sequences)]}
     losses = tuple(result.train_losses[:result.steps_run])   # the applied steps' losses
     return model, TaskRun(config.n_layer, config.d_model, count_params(config).non_embedding,
                           recipe.steps, accuracy, losses, result.diverged, tuple(curve_steps),
-                          {k: tuple(v) for k, v in curves.items()})
+                          {k: tuple(v) for k, v in curves.items()}, long)
