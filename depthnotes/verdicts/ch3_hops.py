@@ -61,7 +61,9 @@ from depthnotes.verdicts.ch3_chasing import (FAMILIES, MARGIN, SOLVED, SweepShap
                                              depth_needed, shape_name)
 from depthnotes.measure.probes import attention_weights
 from depthnotes.data.tasks import chasing_depth, doubling_depth
-from depthnotes.verdicts.evidence import NOT_SHOWN, NOT_TESTABLE, REPRODUCED, combine, compare_many
+from depthnotes.core.checks import check_int
+from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, combine, compare_many)
 
 #: How a k reads under rule 3.
 FEWER, AS_CHASING, NOT_TOLD = "fewer blocks than chasing", "as chasing", "not told apart"
@@ -207,3 +209,75 @@ def hop_attention(model, task, hops: int, n_sequences: int = 128,
     # position t sees t + 2 positions (the marker too): an even head puts 1/(t + 2) on each
     out["even share"] = float((w[0, :, 0, :] / (torch.arange(T) + 2.0)).sum())
     return out
+
+
+# -- C5, after training: k or log k at one fixed depth (record induction_fixed_depth) ----------
+#: From this k on, a k is scored on its long chains (``data.tasks.LONG_SPAN``); shorter k's
+#: have almost none (under 1 % of their queries on four letters) and are scored on all.
+LONG_FROM = 4
+
+
+def hops_done(accuracy: dict, long_accuracy: dict, solved: float = SOLVED,
+              long_from: int = LONG_FROM) -> int:
+    """The largest k such that a model answers at least ``solved`` of the queries of every
+    k' <= k (k's in increasing order: ``accuracy``'s keys): k' >= ``long_from`` on its long
+    chains (``long_accuracy``; a k' without long chains is not done), smaller k' on all its
+    chains. 0 when it does not do the first k."""
+    done = 0
+    for k in sorted(accuracy):
+        a = long_accuracy.get(k) if k >= long_from else accuracy[k]
+        if a is None or a < solved:
+            break
+        done = k
+    return done
+
+
+def relay_reach(n_layer: int) -> int:
+    """The most hops a relay (one block per hop) reaches with ``n_layer`` blocks when its
+    first hop is read off a window by the first block instead of taking two: ``n_layer``,
+    one more than the exact chain's ``n_layer - 1``; the fixed-depth rule allows one more
+    still (a second hop approximated the same way), ``n_layer + 1``."""
+    return check_int("n_layer", n_layer, 2) + 1
+
+
+def doubling_reach(n_layer: int) -> int:
+    """The most hops pointer doubling reaches with ``n_layer`` blocks: ``2 ** (n_layer - 2)``
+    (the inverse of ``tasks.doubling_depth``)."""
+    return 2 ** (check_int("n_layer", n_layer, 2) - 2)
+
+
+@dataclass(frozen=True)
+class FixedDepthVerdict:
+    """C5's third part on one depth trained on every k (``judge_fixed_depth``)."""
+
+    n_layer: int
+    done: tuple            # hops done, per seed (``hops_done``)
+    control: int           # every seed must do at least this many (both circuits do)
+    relay: int             # the most a relay-like model reaches (``relay_reach``)
+    doubling: int          # what doubling reaches (``doubling_reach``)
+    word: str
+    reading: str           # "like k", "like log k", "mixed" or "control failed"
+
+
+def judge_fixed_depth(done: list, n_layer: int) -> FixedDepthVerdict:
+    """The fixed-depth rule, stated before the record ran (its description): per seed the
+    hops done on long chains (``hops_done``). The positive control: every seed does at
+    least ``n_layer - 1`` hops, what the exact relay chain does with ``n_layer`` blocks (and
+    doubling does more); otherwise the design cannot tell the circuits apart (not testable
+    here). Then, for "k steps take about k blocks" after training: every seed at or under
+    ``relay_reach`` -> reproduced (relay-like); every seed above it -> contradicted here
+    (beyond any relay, as doubling allows); seeds on both sides -> not shown here."""
+    done = tuple(check_int("done", d, 0) for d in done)
+    if len(done) < MIN_SEEDS:
+        raise ValueError(f"judge_fixed_depth needs at least {MIN_SEEDS} seeds, got {len(done)}")
+    control, relay = n_layer - 1, relay_reach(n_layer)
+    if min(done) < control:
+        word, reading = NOT_TESTABLE, "control failed"
+    elif max(done) <= relay:
+        word, reading = REPRODUCED, "like k"
+    elif min(done) > relay:
+        word, reading = CONTRADICTED, "like log k"
+    else:
+        word, reading = NOT_SHOWN, "mixed"
+    return FixedDepthVerdict(n_layer, done, control, relay, doubling_reach(n_layer), word,
+                             reading)
