@@ -1,15 +1,17 @@
-"""C5's rule on the induction sweep (``hop_depth.judge_hop_depth``), on hand-made shapes whose
-verdict is known: depth growing like k + 1, like doubling, not growing, and one wide block
-that does too well."""
+"""C5's parts on the induction task (``ch3_hops``), on hand-made shapes whose verdict is
+known: C5a (``judge_serial_steps``: depth that grows with k at fixed width, the deeper of
+each equal-parameter pair against the shallower) and C5b (``judge_construction``: a circuit
+that needs fewer than k blocks); C5c's rule is tested in ``test_long_chains.py``."""
 
 import pytest
 
-from depthnotes.verdicts.ch3_hops import AS_CHASING, FEWER, NOT_TOLD, bar, judge_hop_depth
 from depthnotes.verdicts.ch3_chasing import MARGIN, SweepShape
-from depthnotes.verdicts.evidence import IN_PART, NOT_SHOWN, REPRODUCED
+from depthnotes.verdicts.ch3_hops import (EQUAL_PAIRS, bar, depth_every_seed,
+                                          judge_construction, judge_serial_steps,
+                                          straddling)
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, REPRODUCED)
 
 HOPS = (1, 2, 4, 8)
-BARS = {k: bar(0.5) for k in HOPS}
 DONE, UNDONE = [0.99, 0.98, 0.97], [0.40, 0.45, 0.42]
 
 
@@ -19,119 +21,84 @@ def shape(L, d, done_up_to):
                       {k: list(DONE if k <= done_up_to else UNDONE) for k in HOPS})
 
 
-def sweep(width_done, wide_done=0):
-    """Fixed width L = 1..6 doing k up to width_done[L-1]; fixed parameters: one wide block
-    doing k up to wide_done, then the width family's L = 2 and L = 4."""
+def sweep(width_done, equal_done=(1, 2, 2, 4, 8)):
+    """Fixed width L = 1..6 doing k up to width_done[L-1]; fixed parameters at L = 1, 2, 3,
+    4, 6 doing k up to equal_done."""
     width = [shape(L, 64, m) for L, m in enumerate(width_done, start=1)]
-    return {"fixed width": width,
-            "fixed parameters": [shape(1, 128, wide_done), shape(2, 92, width_done[1]),
-                                 width[3]]}
+    equal = [shape(L, d, m) for (L, d), m in zip(((1, 128), (2, 92), (3, 72), (4, 64),
+                                                  (6, 52)), equal_done)]
+    return {"fixed width": width, "fixed parameters": equal}
 
 
-def test_depth_like_chasing():
-    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), BARS)       # k=4 first at L=5
-    assert v.needed["fixed width"][4] == [5, 5, 5] and v.grows
-    assert v.growth == {4: AS_CHASING, 8: NOT_TOLD}
-    # parts 1 and 2 hold; "about k blocks" is not shown at k = 8 (not told apart)
-    assert v.word == IN_PART and "as many blocks as a chain" in v.caveat
-    assert "at k = 8 growth like k and like log k are not told apart" in v.caveat
-    assert "not shown" not in v.caveat                      # rules 1 and 2 both hold
+def test_depth_that_grows_with_k_and_deeper_pairs_that_win():
+    v = judge_serial_steps(sweep([1, 2, 2, 4, 8, 8]))
+    assert v.needed == {1: (1, 1), 2: (2, 2), 4: (4, 4), 8: (5, 5)} and v.grows
+    assert v.pair_words == {2: REPRODUCED, 4: REPRODUCED, 8: REPRODUCED}
+    assert (v.width_word, v.equal_word, v.word) == (REPRODUCED,) * 3
+    assert v.pairs[4].a.name == "L=4, d=64" and v.pairs[4].b.name == "L=2, d=92"
 
 
-def test_depth_like_chasing_at_every_k_is_reproduced():
-    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4, 4, 4, 8]), BARS)     # k=8 first at L=9
-    assert v.needed["fixed width"][8] == [9, 9, 9] and v.grows
-    assert v.growth == {4: AS_CHASING, 8: AS_CHASING} and v.judged == (2,)
-    assert v.word == REPRODUCED and "not shown" not in v.caveat
+def test_no_growth_is_not_shown():
+    v = judge_serial_steps(sweep([8, 8, 8, 8, 8, 8]))            # every k at one block
+    assert not v.grows and v.width_word == NOT_SHOWN and v.word == IN_PART
+    v = judge_serial_steps(sweep([1, 1, 1, 1, 1, 1]))            # k = 1 only, anywhere
+    assert not v.grows                                            # growth must be measured
+    assert not judge_serial_steps(sweep([0, 0, 0, 8, 8, 8])).grows     # k = 1 never done
 
 
-def test_depth_like_doubling():
-    v = judge_hop_depth(sweep([0, 1, 2, 4, 8, 8]), BARS)       # k=4 at L=4, k=8 at L=5
-    assert v.growth == {4: FEWER, 8: FEWER}
-    assert v.word == IN_PART and "fewer than k blocks" in v.caveat
-    assert v.predicted[8] == (9, 5)
+def test_depth_needed_uses_every_seed_of_one_shape():
+    """Seeds are not paired across shapes: a shape counts when every seed does k; the first
+    depth where some seed does is reported beside it."""
+    s = sweep([1, 2, 2, 4, 8, 8])
+    s["fixed width"][1].accuracy[2] = [0.86, 0.91, 0.91]           # two of three at L = 2
+    assert depth_every_seed(s["fixed width"], 2) == (3, 2)
+    assert [x.n_layer for x in straddling(s["fixed width"], 2)] == [2]
+    assert depth_every_seed(s["fixed width"], 8, 0.995) == (None, None)
+    assert depth_every_seed(s["fixed width"], 8, 0.98) == (None, 5)   # two seeds of three
 
 
-def test_nothing_learned_beyond_one_length_is_not_growth():
-    """Rule 1 needs growth it measured: doing k = 1 and k = 2 with two blocks and nothing
-    longer with any depth passes "never falls" only vacuously; and a k no seed does is not
-    "as chasing"."""
-    v = judge_hop_depth(sweep([0, 2, 2, 2, 2, 2]), BARS)
-    assert v.needed["fixed width"][4] == [None] * 3 and not v.grows
-    # rule 1 not shown, rule 2 (one wide block falls short at k = 2) holds: in part
-    assert v.growth == {4: NOT_TOLD, 8: NOT_TOLD} and v.word == IN_PART
-    assert "not shown here: serial steps cost depth" in v.caveat
-    assert "one wide block" not in v.caveat
-    assert not judge_hop_depth(sweep([0, 0, 0, 0, 4, 4]), BARS).grows   # k = 1 never done
+def test_a_shallower_pair_member_that_wins_contradicts():
+    s = sweep([1, 2, 2, 4, 8, 8], equal_done=(1, 2, 2, 4, 8))
+    s["fixed parameters"][3].accuracy[8] = [0.2, 0.21, 0.22]       # L = 4 below L = 6's?
+    s["fixed parameters"][4].accuracy[8] = [0.1, 0.11, 0.12]       # L = 6 clearly worse
+    v = judge_serial_steps(s)
+    assert v.pair_words[8] == CONTRADICTED and v.equal_word == IN_PART
 
 
-def test_mixed_growth_names_every_kind():
-    s = sweep([0, 1, 2, 4, 4, 4])                     # k = 4 at L = 4 with every seed
-    s["fixed width"][3].accuracy[4][2] = 0.6          # seed 2: k = 4 first at L = 5
-    s["fixed width"][4].accuracy[8][:] = [0.95] * 3   # k = 8 at L = 5: fewer than 9
-    v = judge_hop_depth(s, BARS)
-    assert v.growth == {4: NOT_TOLD, 8: FEWER} and v.word == IN_PART
-    assert "k = 8 done with fewer" in v.caveat and "at k = 4 growth" in v.caveat
+def test_a_gap_inside_the_noise_is_not_shown():
+    s = sweep([1, 2, 2, 4, 8, 8])
+    s["fixed parameters"][1].accuracy[2] = [0.97, 0.2, 0.99]       # spread over the gap
+    v = judge_serial_steps(s)
+    assert v.pairs[2].verdict == "within noise" and v.pair_words[2] == NOT_SHOWN
+    s = sweep([1, 2, 2, 4, 8, 8])
+    s["fixed parameters"][0].accuracy[2] = [x - MARGIN / 2 for x in DONE]   # under margin
+    assert judge_serial_steps(s).pair_words[2] == NOT_SHOWN
 
 
-def test_no_growth_leaves_only_the_wide_block_part():
-    v = judge_hop_depth(sweep([0, 8, 8, 8, 8, 8]), BARS)       # every k at two blocks
-    assert not v.grows and v.judged == (2, 4, 8)
-    assert v.word == IN_PART and "not shown here: serial steps cost depth" in v.caveat
-    # nor does a wide block fall short: every part not shown
-    v = judge_hop_depth(sweep([0, 8, 8, 8, 8, 8], wide_done=8), BARS)
-    assert not v.grows and not any(v.wide_undone.values()) and v.word == NOT_SHOWN
-    assert "not shown here: one wide block falls short" in v.caveat
-
-
-def test_one_hop_by_one_wide_block_is_not_judged():
-    """One hop is one step: a wide block may do it (by reading a few places back)."""
-    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=1), BARS)
-    assert not v.wide_undone[1] and v.judged == (2,)
-    assert v.word == IN_PART and "wide block" not in v.caveat      # rule 2 holds
-
-
-def test_a_wide_block_that_does_two_hops_refutes_the_second_half():
-    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4], wide_done=2), BARS)
-    assert not v.wide_undone[2] and v.word == IN_PART              # rule 1 still holds
-    assert "not shown here: one wide block falls short" in v.caveat
-    v = judge_hop_depth(sweep([0, 1, 2, 2, 4, 4, 4, 4, 8], wide_done=2), BARS)
-    assert v.word == IN_PART                # all but the wide-block part: still in part
-
-
-def test_no_k_done_at_equal_parameters_leaves_the_second_half_untested():
-    v = judge_hop_depth(sweep([0, 1, 1, 1, 2, 2]), BARS)       # the family's L=2, 4 do k=1
-    # rule 2 not testable (no k to judge), rule 1 holds: in part
-    assert v.judged == () and v.grows and v.word == IN_PART
-    s = sweep([0, 1, 1, 1, 1, 1])                                  # k = 1 only, anywhere
-    v = judge_hop_depth(s, BARS)
-    assert v.judged == () and not v.grows and v.word == NOT_SHOWN
-
-
-def test_a_wide_block_above_the_bar_but_doing_no_k_is_struggling():
-    s = sweep([0, 1, 2, 2, 4, 4])
-    s["fixed parameters"][0].accuracy[1][:] = [0.7, 0.65, 0.6]     # above the bar, < SOLVED
-    v = judge_hop_depth(s, BARS)
-    assert v.beats["fixed parameters"][1] == [1, 1, 1] and v.wide_undone
-    assert v.word == IN_PART and "wide block" not in v.caveat
-
-
-def test_growth_needs_every_seed():
-    s = sweep([0, 1, 2, 4, 4, 4])
-    s["fixed width"][3].accuracy[4][2] = 0.6          # seed 2 of L=4 leaves k=4 undone
-    v = judge_hop_depth(s, BARS)
-    assert v.needed["fixed width"][4] == [4, 4, 5] and v.growth[4] == NOT_TOLD
-
-
-def test_bar_is_the_shorter_hops_baseline_plus_the_margin():
-    assert bar(0.51) == pytest.approx(0.51 + MARGIN)
+def test_the_pairs_are_equal_parameter_depths_doubled():
+    assert EQUAL_PAIRS == {2: (1, 2), 4: (2, 4), 8: (4, 6)}
 
 
 def test_mismatched_inputs_are_clear_errors():
     with pytest.raises(ValueError, match="both families"):
-        judge_hop_depth({"fixed width": sweep([0, 1, 2, 2, 4, 4])["fixed width"]}, BARS)
-    with pytest.raises(ValueError, match="the bars are for"):
-        judge_hop_depth(sweep([0, 1, 2, 2, 4, 4]), {1: 0.4, 2: 0.5})
+        judge_serial_steps({"fixed width": sweep([1, 2, 2, 4, 8, 8])["fixed width"]})
+    s = sweep([1, 2, 2, 4, 8, 8])
+    s["fixed parameters"] = s["fixed parameters"][:3]             # no L = 4 or 6
+    with pytest.raises(ValueError, match="the family has depths"):
+        judge_serial_steps(s)
+
+
+def test_construction_with_fewer_than_k_blocks_contradicts():
+    built = {("relay", 8): (9, 1.0, 0.0), ("doubling", 8): (5, 1.0, 0.35),
+             ("relay", 1): (2, 1.0, 0.0), ("doubling", 1): (2, 1.0, 0.0)}
+    assert judge_construction(built) == (CONTRADICTED, (8,))
+    # not exact, or still exact with one block fewer (its count is not what it needs)
+    assert judge_construction({**built, ("doubling", 8): (5, 0.9, 0.35)}) == (REPRODUCED, ())
+    assert judge_construction({**built, ("doubling", 8): (5, 1.0, 0.95)}) == (REPRODUCED, ())
+
+
+def test_bar_is_the_shorter_hops_baseline_plus_the_margin():
+    assert bar(0.51) == pytest.approx(0.51 + MARGIN)
 
 
 def test_hop_attention_finds_a_head_that_reads_one_hop_back(monkeypatch):

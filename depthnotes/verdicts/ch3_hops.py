@@ -1,177 +1,42 @@
-"""Chapter 3's verdict on C5 from the k-hop induction sweep: the depth each k needs, set
-beside the two circuits' predictions.
+"""Chapter 3's verdict on C5 from the k-hop induction task, a part at a time.
 
-The sweep (records ``induction_depth_sweep`` and ``induction_rate_check``, ``experiments.ch3``)
-trains two families on ``tasks.InductionHops``, three seeds per shape, each shape scored at
-the better of two learning rates (``khop_analysis.family_shapes``): *fixed width* (d held,
-one block more at a time) and *fixed parameters* (wider when shallower). Per k, a model
-**beats the bar** when its accuracy clears the best guess from all the symbols fewer than k
-hops away plus ``MARGIN`` (``bar``), and it **does** k hops when it answers ``SOLVED`` of
-them. The **depth needed** for k, per seed, is the smallest depth of a family that does k
-hops with that seed (None: no depth of the sweep).
+C5 says that a task of k dependent steps needs on the order of k layers and that a shallow,
+wide model of equal size falls short. It holds three statements, each judged by its own
+rule (each stated on the page before the results it judges):
 
-The rule (``judge_hop_depth``), stated on the page before the record's results:
+* **C5a, depth buys serial steps** (``judge_serial_steps``), on the sweep (records
+  ``induction_depth_sweep`` and ``induction_rate_check``; each shape at the better of two
+  rates, ``ch3_chasing.family_shapes``). At fixed width the depth that does k hops (every
+  seed at ``SOLVED``; seeds are never paired across shapes) grows with k; at equal
+  parameters the deeper shape of each pair in ``EQUAL_PAIRS`` beats the shallower clearly
+  (``evidence.compare``).
+* **C5b, k blocks are needed** (``judge_construction``): hand-set weights
+  (``measure.constructions``) that do k hops with fewer than k blocks contradict it as a
+  statement of necessity.
+* **C5c, what training finds: k or log k** (``judge_fixed_depth``), on one depth trained on
+  every k from 1 to 8 (record ``induction_fixed_depth``) and scored on long chains, where a
+  window of reads cannot stand in for hops (``data.tasks.LONG_SPAN``).
 
-1. *Serial steps cost depth* (fixed width): with every seed, the depth needed never falls as
-   k grows (None counts as deeper than the sweep), and the growth is measured: k = 1 is done
-   within the sweep, and so is some larger k, with more blocks. (A sweep that does k = 1 and
-   nothing else would pass "never falls" vacuously; it shows that longer chains were not
-   learned, not what they cost.)
-2. *Shallow-but-wide struggles at equal parameters*: at every k >= 2 that some deeper shape
-   of the fixed-parameter family does with every seed, the one-block shape does it with no
-   seed, and the best deeper shape at that k beats it by more than the larger of their seed
-   clearly (``verdicts.evidence``). At least one such k is needed; with none the part is not
-   testable. One hop is one step, which one block may do: the
-   chapter shows the one block beside ``hops.hop_baselines``'s window rule there, unjudged.
-   (The first version of this rule asked the one block to stay below the bar at every k.
-   Single-seed calibration runs showed one block 128 wide doing one hop on four letters by
-   reading the symbols a few places back, which answers one hop whenever the last match
-   falls among them; the rule was changed before this sweep's results, and the page says
-   so.)
-3. *Like k, or like log k?* At each k where the two circuits differ (``chasing_depth(k)``
-   > ``doubling_depth(k)``): **fewer blocks than chasing** when every seed does k hops with
-   fewer than ``chasing_depth(k)`` blocks; **as chasing** when every seed does k hops, none
-   with fewer than ``chasing_depth(k)``; otherwise (some seed never does k within the
-   sweep, or the seeds disagree) not told apart.
-
-Each rule is a part with its own word (reproduced, not shown here, or — rule 2 with no k to
-judge — not testable here); rule 3's part is reproduced only when every k it judges grows as
-chasing. The claim's word combines the parts (``evidence.combine``). A trained sweep shows what depth sufficed
-within its budget; it cannot show that fewer blocks could never do it (Sanford et al. prove
-that depth of order log k can). So "as chasing" is growth like k *within this budget*;
-"fewer blocks than chasing" is fewer than the standard chain needs, as doubling allows, and
-contradicts the "order of k layers" half of C5 only where it is also fewer than k blocks;
-otherwise the two are not told apart. (The "only where" was added after the sweep's results,
-in which one block did one hop: a chain whose first hop one block approximates, by reading a
-few places back, takes k blocks. The categories and the verdict word are as first stated.)
-
-(Rules 1 and 3 were tightened before the sweep's results, after a review: rule 1 first
-accepted a sweep that does nothing beyond k = 1, and rule 3 first called a k that no seed
-does "as chasing".)
+``hop_attention`` measures where a trained model's heads look along a chain.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import mean
 
 import torch
 
-from depthnotes.verdicts.ch3_chasing import (FAMILIES, MARGIN, SOLVED, SweepShape,
-                                             depth_needed, shape_name)
-from depthnotes.measure.probes import attention_weights
-from depthnotes.data.tasks import chasing_depth, doubling_depth
 from depthnotes.core.checks import check_int
+from depthnotes.measure.probes import attention_weights
+from depthnotes.verdicts.ch3_chasing import FAMILIES, MARGIN, SOLVED, SweepShape, shape_name
 from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, combine, compare_many)
-
-#: How a k reads under rule 3.
-FEWER, AS_CHASING, NOT_TOLD = "fewer blocks than chasing", "as chasing", "not told apart"
+                                          REPRODUCED, combine)
 
 
 def bar(shorter_hops: float) -> float:
     """The level a model must beat at k hops: the best guess from all the symbols fewer
     than k hops away (``hops.hop_baselines``'s ``"shorter_hops"``) + ``MARGIN``."""
     return shorter_hops + MARGIN
-
-
-@dataclass(frozen=True)
-class HopDepthVerdict:
-    """C5 on the induction sweep (``judge_hop_depth``)."""
-
-    hops: tuple
-    bars: dict            # {k: bar}
-    beats: dict           # {family: {k: [depth that beats the bar, per seed; None: none]}}
-    needed: dict          # {family: {k: [depth that does k hops, per seed]}}
-    predicted: dict       # {k: (chasing_depth, doubling_depth)}
-    grows: bool           # rule 1
-    judged: tuple         # rule 2's k's: k >= 2 done with every seed by a deeper shape
-    wide_undone: dict     # {k: the one wide block does k with no seed}, at every k
-    equal_params: dict    # {k: Comparison of the one wide block and the best deeper shape}
-    growth: dict          # {k: FEWER / AS_CHASING / NOT_TOLD}, at the k's where they differ
-    word: str
-    caveat: str
-
-
-def _grows(depths: list) -> bool:
-    """Rule 1 for one seed, from its depth needed per k (k increasing; None: no depth of
-    the sweep): never falls (None counts as deepest), and some k done within the sweep needs
-    more blocks than k = 1, which is done too."""
-    big = [float("inf") if d is None else d for d in depths]
-    done = [d for d in depths if d is not None]
-    return (all(a <= b for a, b in zip(big, big[1:])) and depths[0] is not None
-            and max(done) > depths[0])
-
-
-def _growth(k: int, needed: list) -> str:
-    chase = chasing_depth(k)
-    if all(d is not None and d < chase for d in needed):
-        return FEWER
-    if all(d is not None and d >= chase for d in needed):
-        return AS_CHASING
-    return NOT_TOLD
-
-
-def _growth_caveats(growth: dict) -> list[str]:
-    """Rule 3's findings in words, every kind that occurs (k's in order)."""
-    ks = {g: ", ".join(str(k) for k in growth if growth[k] == g) for g in set(growth.values())}
-    out = []
-    if FEWER in ks:
-        out.append(f"k = {ks[FEWER]} done with fewer blocks than a chain of single hops needs "
-                   f"(k + 1), with every seed, as pointer doubling allows; it contradicts "
-                   f"'order of k layers' only where it is also fewer than k blocks, since a "
-                   f"chain whose first hop one block approximates takes k")
-    if AS_CHASING in ks:
-        out.append(f"k = {ks[AS_CHASING]} needed at least as many blocks as a chain of single "
-                   f"hops (k + 1) with every seed, within this training budget: a log-depth "
-                   f"circuit exists (doubling) but was not learned here")
-    if NOT_TOLD in ks:
-        out.append(f"at k = {ks[NOT_TOLD]} growth like k and like log k are not told apart "
-                   f"(some seed does it with no depth of the sweep, or the seeds disagree)")
-    return out
-
-
-def judge_hop_depth(shapes: dict, bars: dict) -> HopDepthVerdict:
-    """C5 from ``{family: [SweepShape by depth]}`` (both ``FAMILIES``) and ``{k: bar}`` (the
-    rule: module docstring)."""
-    hops = tuple(sorted(bars))
-    for fam in FAMILIES:
-        if fam not in shapes or not shapes[fam] or shapes[fam][0].n_layer != 1:
-            raise ValueError(f"judge_hop_depth needs both families, each from one block up; "
-                             f"got {sorted(shapes)}")
-        if sorted(shapes[fam][0].accuracy) != list(hops):
-            raise ValueError(f"the shapes score k = {sorted(shapes[fam][0].accuracy)}, the "
-                             f"bars are for k = {list(hops)}")
-    beats = {f: {k: depth_needed(shapes[f], k, bars[k]) for k in hops} for f in FAMILIES}
-    needed = {f: {k: depth_needed(shapes[f], k, SOLVED) for k in hops} for f in FAMILIES}
-    width = needed["fixed width"]
-    seeds = len(width[hops[0]])
-    grows = all(_grows([width[k][i] for k in hops]) for i in range(seeds))
-    one, *deeper = shapes["fixed parameters"]
-    judged = tuple(k for k in hops if k >= 2 and
-                   any(all(a >= SOLVED for a in s.accuracy[k]) for s in deeper))
-    wide_undone = {k: all(a < SOLVED for a in one.accuracy[k]) for k in hops}
-    equal_params = {k: compare_many({shape_name(s): s.accuracy[k]
-                                     for s in (one, max(deeper, key=lambda s: s.mean(k)))},
-                                    metric=f"{k}-hop accuracy", better="higher")
-                    for k in judged}
-    wide_fails = bool(judged) and all(
-        wide_undone[k] and equal_params[k].clear and equal_params[k].best != shape_name(one)
-        for k in judged)
-    growth = {k: _growth(k, width[k]) for k in hops if chasing_depth(k) > doubling_depth(k)}
-    predicted = {k: (chasing_depth(k), doubling_depth(k)) for k in hops}
-    # one word per part of the rule (module docstring), combined (evidence.combine)
-    parts = {"serial steps cost depth": REPRODUCED if grows else NOT_SHOWN,
-             "one wide block falls short": (NOT_TESTABLE if not judged else
-                                            REPRODUCED if wide_fails else NOT_SHOWN),
-             "about k blocks": (REPRODUCED if growth and all(
-                 g == AS_CHASING for g in growth.values()) else NOT_SHOWN)}
-    word = combine(list(parts.values()))
-    missing = [name for name, w in parts.items() if w != REPRODUCED]
-    caveat = "; ".join(_growth_caveats(growth) + [f"{parts[name]}: {name}" for name in missing
-                                                  if name != "about k blocks"])
-    return HopDepthVerdict(hops, dict(bars), beats, needed, predicted, grows, judged,
-                           wide_undone, equal_params, growth, word, caveat)
 
 
 def hop_attention(model, task, hops: int, n_sequences: int = 128,
@@ -281,3 +146,92 @@ def judge_fixed_depth(done: list, n_layer: int) -> FixedDepthVerdict:
         word, reading = NOT_SHOWN, "mixed"
     return FixedDepthVerdict(n_layer, done, control, relay, doubling_reach(n_layer), word,
                              reading)
+
+
+# -- C5 in parts (issue 26): serial steps at equal parameters; k blocks needed? --------------
+#: C5a's equal-parameter pairs, (shallower, deeper) blocks of the fixed-parameter family at
+#: each k: the depth doubled each time (to the family's deepest at k = 8).
+EQUAL_PAIRS = {2: (1, 2), 4: (2, 4), 8: (4, 6)}
+#: A hand-set circuit "does" k hops when it answers at least this share (it is exact).
+EXACT = 0.99
+
+
+def depth_every_seed(shapes: list[SweepShape], k: int, threshold: float = SOLVED):
+    """``(every, some)``: the smallest depth of a family whose every seed answers at least
+    ``threshold`` of k-hop queries, and the smallest at which some seed does (None: no depth
+    of the family). Seeds are not paired across shapes: seed i of one shape and seed i of
+    another are unrelated runs."""
+    every = min((s.n_layer for s in shapes if min(s.accuracy[k]) >= threshold), default=None)
+    some = min((s.n_layer for s in shapes if max(s.accuracy[k]) >= threshold), default=None)
+    return every, some
+
+
+def straddling(shapes: list[SweepShape], k: int, threshold: float = SOLVED) -> list:
+    """The shapes whose seeds fall on both sides of ``threshold`` at k: there the depth
+    that 'does' k sits inside the seed noise."""
+    return [s for s in shapes if min(s.accuracy[k]) < threshold <= max(s.accuracy[k])]
+
+
+@dataclass(frozen=True)
+class SerialStepsVerdict:
+    """C5a: depth buys serial steps (``judge_serial_steps``)."""
+
+    hops: tuple
+    needed: dict          # {k: (every seed, some seed)} at fixed width (``depth_every_seed``)
+    grows: bool           # the fixed-width piece's rule
+    pairs: dict           # {k: Difference, deeper against shallower, equal parameters}
+    pair_words: dict      # {k: outcome word}
+    width_word: str
+    equal_word: str
+    word: str             # the two pieces combined
+
+
+def judge_serial_steps(shapes: dict, pairs: dict = EQUAL_PAIRS) -> SerialStepsVerdict:
+    """C5a from ``{family: [SweepShape by depth]}``, each shape at its better rate.
+
+    *Fixed width*: with ``every`` the smallest depth whose every seed does k
+    (``depth_every_seed``), reproduced when it never falls as k grows (None: deeper than
+    the family), k = 1 is done, and some larger k is done with more blocks; else not shown.
+    *Equal parameters*: at each k of ``pairs``, the deeper shape against the shallower by
+    the book's rule (``evidence.compare``, higher is better, margin ``MARGIN``): reproduced
+    when the deeper is clearly better, contradicted here when the shallower is, else not
+    shown here; the piece's word combines the k's (``evidence.combine``)."""
+    from depthnotes.verdicts.evidence import compare, outcome
+
+    for fam in FAMILIES:
+        if fam not in shapes or not shapes[fam]:
+            raise ValueError(f"judge_serial_steps needs both families, got {sorted(shapes)}")
+    width = shapes["fixed width"]
+    hops = tuple(sorted(width[0].accuracy))
+    needed = {k: depth_every_seed(width, k) for k in hops}
+    every = [needed[k][0] for k in hops]
+    big = [float("inf") if d is None else d for d in every]
+    done = [d for d in every if d is not None]
+    grows = (every[0] is not None and all(a <= b for a, b in zip(big, big[1:]))
+             and max(done) > every[0])
+    by_depth = {s.n_layer: s for s in shapes["fixed parameters"]}
+    diffs, words = {}, {}
+    for k, (low, high) in pairs.items():
+        if k not in hops or low not in by_depth or high not in by_depth:
+            raise ValueError(f"pair {low} < {high} blocks at k = {k}: the family has depths "
+                             f"{sorted(by_depth)} and k = {list(hops)}")
+        a, b = by_depth[high], by_depth[low]
+        diffs[k] = compare((shape_name(a), a.accuracy[k]), (shape_name(b), b.accuracy[k]),
+                           better="higher", margin=MARGIN)
+        words[k] = outcome(diffs[k], shape_name(a)).word
+    width_word = REPRODUCED if grows else NOT_SHOWN
+    equal_word = combine(list(words.values()))
+    return SerialStepsVerdict(hops, needed, grows, diffs, words, width_word, equal_word,
+                              combine([width_word, equal_word]))
+
+
+def judge_construction(built: dict) -> tuple[str, tuple]:
+    """C5b, "k dependent steps need about k blocks", against hand-set weights: ``built`` is
+    ``{(circuit, k): (blocks, accuracy, accuracy with one block fewer)}``. A circuit counts
+    at k when it does k hops (at least ``EXACT``) and fails with one block fewer (under
+    ``SOLVED``), so that its count is what it needs. Contradicted here when some counting
+    circuit does some k with fewer than k blocks; reproduced when none does; returns the
+    word and those k's."""
+    fewer = tuple(sorted({k for (kind, k), (n, acc, less) in built.items()
+                          if acc >= EXACT and less < SOLVED and n < k}))
+    return (CONTRADICTED if fewer else REPRODUCED), fewer
