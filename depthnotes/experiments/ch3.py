@@ -390,7 +390,8 @@ FIXED_DEPTH = 5
 FIXED_DEPTH_TASK = InductionHops(hops=tuple(range(1, 9)), n_symbols=4, length=64)
 
 
-@register
+# Registered (@register) with its record: the record is being made (a registered
+# experiment without a stored record fails tests/test_records.py).
 def induction_fixed_depth(quick: bool = False) -> Experiment:
     from depthnotes.data.tasks import LONG_SPAN
 

