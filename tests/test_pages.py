@@ -219,11 +219,12 @@ def test_a_split_claim_gets_a_row_per_part(tmp_path):
 
 
 def test_the_books_claims_parse():
-    """Every claim C1-C17 (C8 and C9 in two parts) and X1-X3 is checked by a chapter, and
-    every claim line follows the format."""
+    """Every claim C1-C17 (C5 in three parts, C8 and C9 in two) and X1-X3 is checked by a
+    chapter, and every claim line follows the format."""
     found = claims.collect_claims(ROOT)
     assert sorted(found, key=list(claims.CLAIMS).index) == (
-        [f"C{i}" for i in range(1, 8)] + ["C8a", "C8b", "C9a", "C9b"]
+        [f"C{i}" for i in range(1, 5)] + ["C5a", "C5b", "C5c"]
+        + [f"C{i}" for i in range(6, 8)] + ["C8a", "C8b", "C9a", "C9b"]
         + [f"C{i}" for i in range(10, 18)] + [f"X{i}" for i in range(1, 4)])
     assert set(found) == set(claims.CLAIMS)
     for cid, r in found.items():

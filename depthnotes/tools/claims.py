@@ -52,8 +52,11 @@ CLAIMS: dict[str, tuple[str, str]] = {
                  "outside the embeddings."),
     "C4": ("02", "Doubling GPT-2 small's depth adds about 85M parameters; doubling its width adds "
                  "about 255M."),
-    "C5": ("03", "Extra layers buy sequential steps: a task with k dependent steps needs roughly "
-                 "k layers, and a wide shallow model of equal size falls short."),
+    "C5a": ("03", "Extra layers buy sequential steps: a shallow, wide model of equal size falls "
+                  "short on a task of k dependent steps."),
+    "C5b": ("03", "A task with k dependent steps needs roughly k layers."),
+    "C5c": ("03", "Trained models use about k layers for k dependent steps (rather than the "
+                  "log k that pointer doubling allows)."),
     "C6": ("04", "In an untrained residual stack the variance of the stream grows about linearly "
                  "with the layer index."),
     "C7": ("04", "At 100 layers the final norm receives a signal about ten times larger in "
