@@ -111,19 +111,23 @@ def test_only_induction_chains_have_spans():
 
 def test_train_on_task_reports_long_chains():
     from depthnotes import ModelConfig
-    from depthnotes.training.tasks import train_on_task
+    from depthnotes.training.tasks import task_recipe, train_on_task
 
     task = InductionHops(hops=(1, 8), length=64)
     cfg = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=task.vocab_size,
                       context=task.seq_len)
-    _, run = train_on_task(cfg, task, steps=2, batch_size=4, eval_sequences=8,
-                           long_span=LONG_SPAN)
+    recipe = task_recipe(task, steps=2, batch_size=4, eval_sequences=8, long_span=LONG_SPAN)
+    _, run = train_on_task(cfg, task, recipe)
     acc, n = run.long_accuracy[8]
     assert 0 <= acc <= 1 and n > 0 and run.long_accuracy[1] == (None, 0)
+    _, plain = train_on_task(cfg, task, recipe.replace(long_span=0))
+    assert plain.long_accuracy is None and plain.accuracy == run.accuracy
+    table = PointerChasing(max_hops=2)
     with pytest.raises(ValueError, match="long_span needs an InductionHops"):
-        table = PointerChasing(max_hops=2)
         train_on_task(cfg.replace(vocab_size=table.vocab_size, context=table.seq_len),
-                      table, steps=1, long_span=LONG_SPAN)
+                      table, task_recipe(table, steps=1, long_span=LONG_SPAN))
+    with pytest.raises(ValueError, match="long_span"):
+        task_recipe(task, long_span=-1)
 
 
 # -- the fixed-depth rule --------------------------------------------------------------------
