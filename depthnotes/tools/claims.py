@@ -225,9 +225,15 @@ FINDINGS: dict[str, Finding] = {
              REPRODUCED),
     "C4": _F("", "Twice as deep adds {added_depth} parameters, twice as wide {added_width}: "
                  "{ratio_added} times as many.", REPRODUCED),
-    "C5": _F("", "Blocks a chain of k look-ups needed at width 64: {needed_w}. One wide block "
-                 "of equal size is clearly beaten where it was tested ({c5_judged}).",
-             IN_PART),
+    "C5a fixed width": _F("fixed width", "Blocks with which every seed did k hops at width "
+                                         "64: {needed_w}.", REPRODUCED),
+    "C5a equal parameters": _F("equal parameters", "The deeper shape of each equal-size pair "
+                                                   "wins: {pairs_text}.", REPRODUCED),
+    "C5b": _F("", "Weights set by hand do eight hops with {dbl_L8} blocks by pointer doubling; "
+                  "a chain of single hops takes {relay_L8}.", CONTRADICTED),
+    "C5c": _F("", "The sweep cannot tell k from log k: at k = 4 both take four blocks, and no "
+                  "depth up to six did eight hops; a fixed-depth record decides.",
+              NOT_TESTABLE),
     "C6": _F("", "Growth is {c6_shape}: the second half's slope is {c6_ratio_lo}–"
                  "{c6_ratio_hi} times the first half's.", IN_PART),
     "C7": _F("", "At 100 blocks the final norm receives {c7_ratio} times the variance it gets "
