@@ -161,9 +161,11 @@ def test_every_outcome_word_has_its_symbol(tmp_path):
     words = ["reproduced", "reproduced in part", "contradicted here", "not shown here",
              "not testable here"]
     assert list(claims.VERDICTS) == words
-    cells = [c for i, w in enumerate(words, start=1)
-             for c in _claim_cells(f"C{i}", f"Claim C{i} — {w}: m{i}")]
-    findings = {f"C{i}": claims.Finding("", f"m{i}", w) for i, w in enumerate(words, start=1)}
+    ids = list(claims.CLAIMS)[:len(words)]          # C1 ... C4, C5a
+    cells = [c for i, (cid, w) in enumerate(zip(ids, words), start=1)
+             for c in _claim_cells(cid, f"Claim {cid} — {w}: m{i}")]
+    findings = {cid: claims.Finding("", f"m{i}", w)
+                for i, (cid, w) in enumerate(zip(ids, words), start=1)}
     table = claims.render_claims_table(_book(tmp_path, cells), findings=findings)
     for i, (w, sym) in enumerate(zip(words, "✓◐✗○?"), start=1):
         assert f"| {sym} {w} | m{i} |" in table
