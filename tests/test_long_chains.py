@@ -164,3 +164,21 @@ def test_fixed_depth_words(done, word, reading):
 def test_fixed_depth_needs_three_seeds():
     with pytest.raises(ValueError, match="at least 3 seeds"):
         judge_fixed_depth([8, 8], 5)
+
+
+def test_fixed_depth_is_read_from_a_record():
+    """The record's finals (as induction_fixed_depth stores them) -> hops done per seed."""
+    from fake_records import stored_record
+
+    from depthnotes.verdicts.ch3_hops import fixed_depth_from_record
+
+    def run(m):
+        final = {f"accuracy_k{k}": 1.0 for k in range(1, 9)}
+        final.update({f"long_accuracy_k{k}": a for k, a in long_up_to(m).items()})
+        return {"final": final}
+
+    rec = stored_record({"L=5 d=64 lr=0.001": ({"n_layer": 5}, [run(5), run(6), run(8)])})
+    v = fixed_depth_from_record(rec)
+    assert v.done == (5, 6, 8) and v.word == NOT_SHOWN
+    rec = stored_record({"L=5 d=64 lr=0.001": ({"n_layer": 5}, [run(8), run(8), run(7)])})
+    assert fixed_depth_from_record(rec).word == CONTRADICTED

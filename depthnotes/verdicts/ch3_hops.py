@@ -235,3 +235,22 @@ def judge_construction(built: dict) -> tuple[str, tuple]:
     fewer = tuple(sorted({k for (kind, k), (n, acc, less) in built.items()
                           if acc >= EXACT and less < SOLVED and n < k}))
     return (CONTRADICTED if fewer else REPRODUCED), fewer
+
+
+def fixed_depth_from_record(record) -> FixedDepthVerdict:
+    """``judge_fixed_depth`` on a fixed-depth record (``induction_fixed_depth``: one arm,
+    final metrics ``accuracy_k<k>`` and ``long_accuracy_k<k>`` per seed), its depth read
+    from the arm's ``info["n_layer"]``."""
+    if len(record.arms) != 1:
+        raise ValueError(f"a fixed-depth record has one arm, {record.name!r} has "
+                         f"{len(record.arms)}")
+    arm = record.arms[0]
+    done = []
+    for seed in record.seeds:
+        final = record.run(arm, seed)["final"]
+        acc = {int(key.removeprefix("accuracy_k")): v for key, v in final.items()
+               if key.startswith("accuracy_k")}
+        long = {int(key.removeprefix("long_accuracy_k")): v for key, v in final.items()
+                if key.startswith("long_accuracy_k")}
+        done.append(hops_done(acc, long))
+    return judge_fixed_depth(done, record.arm(arm)["info"]["n_layer"])
