@@ -190,7 +190,8 @@ def render_status(root: Path) -> str:
                       f"on {shown[-1]['machine']}."]
         if any(r.get("source") == "snapshot" for r in shown):
             lines += ["", "Rows marked *the repository's last check* were measured on the "
-                          "project's machine and saved with the book (`python -m "
+                          "project's machine, a shared 2-core machine whose other jobs can lengthen "
+                          "them, and saved with the book (`python -m "
                           "depthnotes.tools.status --save`); `.venv/bin/python -m pytest` "
                           "on your machine, then a build, replaces them with your own."]
         newest = max(shown, key=lambda r: r["checked_at"])
