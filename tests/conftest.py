@@ -12,3 +12,8 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "no_edition: a test of the exercises that runs once, "
+                                       "not once per edition (tests/test_exercises.py)")

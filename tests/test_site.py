@@ -340,6 +340,10 @@ def _check_solutions(page, rel: str, problems: list[str], shots: bool = True) ->
         if source.is_visible():
             problems.append(f"solution {i + 1} is visible before its toggle is opened")
             continue
+        if cell.locator("div.cell_output").count() and \
+                cell.locator("div.cell_output").first.is_visible():
+            problems.append(f"solution {i + 1}'s output is visible before its toggle is opened")
+            continue
         toggle = cell.locator("details > summary").first
         if toggle.count() == 0:
             problems.append(f"solution {i + 1} has no toggle")

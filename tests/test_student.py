@@ -1,13 +1,15 @@
 """The student version (``python -m depthnotes.tools.student``) and the exercise pattern.
 
-Unit tests of the solution replacement, the command itself, and — for every chapter in the
-book's table of contents, found automatically — an execution of the handout: the command writes
-it into a temporary folder outside the repository, and each student notebook runs there once,
-in a fresh kernel whose working directory is that folder (so a file the handout lacks fails
-here). Each check prints "not answered yet" with a hint on its placeholder (and the run goes
-on), and passes once the solution is run in its place (the run then goes on with the solution, so later
-cells see what the chapter computed). With nbgrader installed (the ``instructor`` extra), the
-instructor version also goes through ``nbgrader generate_assignment`` and ``autograde``.
+Unit tests of the solution replacement and of the command; for every chapter in the book's
+table of contents, found automatically, static and in-process tests of its handout: each check
+cell imports what it calls, each placeholder the handout holds makes its check say "not
+answered yet" (on the instructor's answers and on the student edition's sealed table), and the
+handout holds every file the chapter reads. No chapter is executed here: nbval runs every
+solution and check cell of every chapter once per test run, and CI runs one chapter's handout
+end to end in a separate light install (``.ci/run``). The student edition of the package is
+installed into a clean virtual environment and searched for the answers (marked slow); with
+nbgrader installed (the ``instructor`` extra), the instructor version goes through ``nbgrader
+generate_assignment`` and ``autograde``.
 """
 
 from __future__ import annotations
@@ -83,8 +85,9 @@ def _toy_notebook():
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("**Exercise 9.1.** Compute it."),
-        nbformat.v4.new_code_cell(f"{BEGIN}\nanswer = 42\n{END}", metadata={"tags": ["hide-input"]}),
-        nbformat.v4.new_code_cell("check('9.1', answer)"),
+        nbformat.v4.new_code_cell(f"{BEGIN}\nanswer = 42\n{END}", metadata={"tags": ["hide-cell"]}),
+        nbformat.v4.new_code_cell("from depthnotes.course.check import check\ncheck('9.1', answer)",
+                                  metadata={"tags": ["hide-output"]}),
     ]
     nb.cells[2].outputs = [nbformat.v4.new_output("stream", text="Exercise 9.1: correct.\n")]
     nb.metadata["widgets"] = {"state": {}}
@@ -97,6 +100,7 @@ def test_student_notebook_clears_outputs_and_hide_tags_and_keeps_checks():
     assert out.cells[1].source == "# YOUR CODE HERE\nanswer = ..."
     assert "tags" not in out.cells[1].metadata
     assert out.cells[2].source == nb.cells[2].source and out.cells[2].outputs == []
+    assert "tags" not in out.cells[2].metadata
     assert "widgets" not in out.metadata
     assert nb.cells[1].source.startswith(BEGIN)          # the original is untouched
 
@@ -107,7 +111,7 @@ def test_pattern_problems_are_named():
     nb.cells[1].metadata["tags"] = []
     nb.cells[2].source = "print(answer)"
     problems = exercise_problems(nb, "toy")
-    assert any("hide-input" in p for p in problems) and any("not a check" in p for p in problems)
+    assert any("hide-cell" in p for p in problems) and any("not a check" in p for p in problems)
 
 
 def test_nbgrader_version_marks_solution_and_test_cells(tmp_path):
@@ -128,7 +132,7 @@ def test_the_book_has_chapters_to_check():
 
 
 def test_command_writes_every_chapter_without_solutions(tmp_path):
-    assert student.main(["--out", str(tmp_path)]) == 0
+    assert student.main(["--out", str(tmp_path), "--no-wheel"]) == 0
     for path in CHAPTERS:
         out = tmp_path / path.name
         assert out.exists(), f"{path.name} has no student version"
@@ -136,7 +140,8 @@ def test_command_writes_every_chapter_without_solutions(tmp_path):
         assert BEGIN not in text and END not in text
         nb = nbformat.read(out, as_version=4)
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
-        assert not any("hide-input" in c.metadata.get("tags", []) for c in nb.cells)
+        assert not any({"hide-cell", "hide-output"} & set(c.metadata.get("tags", []))
+                       for c in nb.cells)
     assert (tmp_path / "README.md").exists()
 
 
@@ -157,7 +162,7 @@ def handout(tmp_path_factory) -> Path:
     """The handout, made by the command into a folder outside the repository."""
     out = tmp_path_factory.mktemp("handout")
     assert not out.resolve().is_relative_to(ROOT)
-    assert student.main(["--out", str(out)]) == 0
+    assert student.main(["--out", str(out), "--no-wheel"]) == 0
     return out
 
 
@@ -174,61 +179,224 @@ def test_handout_holds_what_the_notebooks_read(handout):
                 sorted(p.name for p in (ROOT / "notebooks" / name).iterdir())
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_student_version_runs_and_checks_give_hints(path, handout):
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+def _placeholder_run(path: Path, handout: Path, specs: dict | None, capsys) -> list[str]:
+    """Run each exercise of ``path``'s handout in-process as far as its check: the placeholder
+    cells (prediction and answer) as the handout has them, then the check call, with the
+    chapter's own values stood in for by mocks. Returns what went wrong."""
+    import ast as _ast
+    from unittest import mock
+
+    from depthnotes.course import check as check_module
+    from depthnotes.course import kinds
 
     source = nbformat.read(path, as_version=4)
-    exercises = {ex.check: ex for ex in find_exercises(source) if ex.check is not None}
-    nb = nbformat.read(handout / path.name, as_version=4)      # as the student gets it
-    assert len(nb.cells) == len(source.cells)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(handout)}})
-    problems: list[str] = []
-    with client.setup_kernel():
-        for i, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
+    nb = nbformat.read(handout / path.name, as_version=4)
+    problems = []
+    for ex in find_exercises(source):
+        namespace: dict = {}
+        for i in (ex.prediction, ex.answer):
+            if i is None:
                 continue
-            if i not in exercises:
-                try:
-                    client.execute_cell(cell, i)
-                except CellExecutionError as e:
-                    pytest.fail(f"{path.name}, cell {i} fails in the student version "
-                                f"({e.ename}: {e.evalue})")
-                continue
-            ex = exercises[i]
-            # 1. the check on the placeholder: says "not answered yet", with a hint, and the
-            # run goes on (nbgrader's runs fail it instead: tests/test_exercises.py)
-            try:
-                client.execute_cell(cell, i)
-                said = "".join(o.get("text", "") for o in cell.outputs)
-                if "not answered yet" not in said:
-                    problems.append(f"cell {i}: the check printed {said!r} on the "
-                                    "placeholder (expected 'not answered yet')")
-                elif len(_hint(said)) < 20:
-                    problems.append(f"cell {i}: the check's message has no useful hint: "
-                                    f"{said!r}")
-            except CellExecutionError as e:
-                problems.append(f"cell {i}: the check raised {e.ename}: {e.evalue} on the "
-                                "placeholder (expected it to print 'not answered yet')")
-            # 2. the solution in its place: the check passes
-            solution = copy.deepcopy(source.cells[ex.answer])
-            solution.outputs = []
-            client.execute_cell(solution, ex.answer)
-            again = copy.deepcopy(cell)
-            again.outputs = []
-            try:
-                client.execute_cell(again, i)
-            except CellExecutionError as e:
-                problems.append(f"cell {i}: the check fails on the solution: {e.evalue}")
-                continue
-            printed = "".join(o.get("text", "") for o in again.outputs)
-            if not re.search(r"correct", printed):
-                problems.append(f"cell {i}: the check printed {printed!r} on the solution")
-    assert not problems, f"{path.name}:\n" + "\n".join(problems)
-    assert exercises, f"{path.name}: no checked exercise"
+            cell = nb.cells[i].source
+            assert BEGIN not in cell and "# YOUR CODE HERE" in cell, f"cell {i}: {cell!r}"
+            # what the handout put in place of the solution: `name = ...`, stub functions,
+            # and the prediction's `predict(...)` (the chapter's own lines need its kernel)
+            tree = _ast.parse(cell)
+            tree.body = [node for node in tree.body
+                         if isinstance(node, _ast.FunctionDef)
+                         or (isinstance(node, _ast.Assign)
+                             and isinstance(node.value, _ast.Constant)
+                             and node.value.value is Ellipsis)
+                         or (isinstance(node, _ast.Expr) and isinstance(node.value, _ast.Call)
+                             and getattr(node.value.func, "id", "") == "predict")]
+            exec(compile(tree, f"{path.name}:{i}", "exec"),
+                 {"predict": check_module.predict, "__builtins__": __builtins__}, namespace)
+        call = _ast.parse(nb.cells[ex.check].source).body[-1].value
+        args = [namespace.get(a.id, mock.MagicMock()) if isinstance(a, _ast.Name)
+                else _ast.literal_eval(a) for a in call.args]
+        given = {k.arg: namespace.get(k.value.id, mock.MagicMock()) for k in call.keywords}
+        capsys.readouterr()
+        with mock.patch.dict(check_module.__dict__["EXERCISES"], specs or {}):
+            kinds.PREDICTIONS.clear()
+            check_module.check(*args, **given)
+        said = capsys.readouterr().out
+        if "not answered yet" not in said or len(_hint(said)) < 20:
+            problems.append(f"exercise {args[0]}: the check printed {said!r} on the handout's "
+                            "placeholder (expected 'not answered yet' and a hint)")
+    return problems
 
+
+@pytest.fixture(scope="module")
+def sealed_specs():
+    from depthnotes.course import sealed
+    from depthnotes.course.answers import ANSWERS
+
+    table = sealed.seal_all(ANSWERS, rounds=500)            # fewer rounds than the edition's: quick
+    return {k: sealed.unseal(v) for k, v in table["exercises"].items()}
+
+
+@pytest.mark.parametrize("edition", ["instructor", "sealed"])
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_placeholder_is_not_answered_yet(path, edition, handout, sealed_specs, capsys,
+                                              monkeypatch):
+    """A student's *Run all* goes past every exercise: each check, called on what the
+    handout leaves in the answer cell, prints "not answered yet" with a hint."""
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    problems = _placeholder_run(path, handout, sealed_specs if edition == "sealed" else None,
+                                capsys)
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_check_cell_imports_what_it_calls(path):
+    """An answer cell cannot replace ``check`` for the cells after it (a student's
+    ``def check(*a, **k): print("correct")``): every check cell imports it again."""
+    nb = nbformat.read(path, as_version=4)
+    for ex in find_exercises(nb):
+        source = nb.cells[ex.check].source
+        called = set(re.findall(r"\b(check|predict)\s*\(", source))
+        for name in called:
+            assert re.search(rf"from depthnotes\.course\.check import .*\b{name}\b", source), \
+                f"{path.name}, cell {ex.check}: calls {name} without importing it"
+        if ex.prediction is not None:
+            assert "from depthnotes.course.check import predict" in nb.cells[ex.prediction].source
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_has_the_three_kinds_of_exercise(path):
+    """Per chapter: a written "why" question, a predict-then-run exercise and an open
+    experiment; every exercise tagged core or optional, with a difficulty and minutes."""
+    from depthnotes.course.check import EXERCISES
+    from depthnotes.course.kinds import Experiment, Predict
+    from depthnotes.tools.student import find_written
+
+    nb = nbformat.read(path, as_version=4)
+    ids = set()
+    for ex in find_exercises(nb):
+        ids |= set(re.findall(r'check\(\s*"([^"]+)"', nb.cells[ex.check].source))
+    kinds_here = {type(EXERCISES[i]).__name__ for i in ids}
+    assert "Predict" in kinds_here, f"{path.name}: no predict-then-run exercise"
+    assert "Experiment" in kinds_here, f"{path.name}: no open experiment"
+    assert find_written(nb), f"{path.name}: no written question"
+    tasks = [c.source for c in nb.cells if c.cell_type == "markdown"
+             and re.search(r"\*\*Exercise \d", c.source)]
+    for task in tasks:
+        assert re.search(r"\*\*Exercise \d+\.\d+\w?\.\*\* \((core|optional), ★{1,3}, "
+                         r"\d+ min\)", task), f"{path.name}: untagged task {task[:80]!r}"
+    assert Predict and Experiment
+
+
+def test_every_exercise_is_in_a_chapter():
+    """The exercises the package knows are the ones the chapters check, and the written
+    questions the instructor's notes answer are the ones the chapters ask."""
+    from depthnotes.course.answers import WRITTEN
+    from depthnotes.course.check import EXERCISES
+    from depthnotes.tools.student import find_written
+
+    checked, written = set(), set()
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for ex in find_exercises(nb):
+            checked |= set(re.findall(r'check\(\s*"([^"]+)"', nb.cells[ex.check].source))
+        for i in find_written(nb):
+            task = nb.cells[i - 1].source
+            written |= set(re.findall(r"\*\*Exercise (\d+\.\d+\w?)\.\*\*", task))
+    assert checked == set(EXERCISES)
+    assert written == set(WRITTEN)
+
+
+def test_the_student_site_keeps_outputs_but_no_solution(tmp_path):
+    """``build --student`` builds from a copy of the sources whose chapters have every
+    solution (and its output, and its check's output) removed and every other output kept."""
+    from depthnotes.tools.build import stage_student_site
+
+    stage = stage_student_site(ROOT, tmp_path / "src")
+    for path in CHAPTERS:
+        before = nbformat.read(path, as_version=4)
+        after = nbformat.read(stage / "notebooks" / path.name, as_version=4)
+        assert BEGIN not in (stage / "notebooks" / path.name).read_text()
+        answer_cells = {i for ex in find_exercises(before) for i in (ex.answer, ex.prediction,
+                                                                      ex.check) if i is not None}
+        for i, (a, b) in enumerate(zip(before.cells, after.cells)):
+            if i in answer_cells:
+                assert not b.get("outputs"), f"{path.name}, cell {i}: a solution's output"
+            elif a.cell_type == "code":
+                assert a.outputs == b.outputs, f"{path.name}, cell {i}: an output was lost"
+    assert (stage / "_config.yml").exists() and (stage / "book" / "coursework.md").exists()
+
+
+# ---------------------------------------------------------------- the student edition
+
+def _forms_found(text: str, spec) -> list[str]:
+    """The number literals in ``text`` that equal ``spec``'s answer at the precision its check
+    accepts (``keys``: ``digits`` significant digits, or exactly for a whole number)."""
+    from depthnotes.course.kinds import keys
+
+    p = None if spec.integer else spec.digits
+    want = set(keys(spec.expected(), p))
+    hits = []
+    for m in re.finditer(r"(?<![\w.])-?\d[\d_]*(?:\.\d+)?(?:[eE]-?\d+)?(?![\w.])", text):
+        literal = m.group(0).replace("_", "")
+        try:
+            value = float(literal)
+        except ValueError:
+            continue
+        if not spec.integer and len(literal.replace("-", "").replace(".", "").lstrip("0")) \
+                < spec.digits:
+            continue               # fewer digits than the check accepts: not the answer
+        if want & set(keys(value, p)):
+            hits.append(literal)
+    return hits
+
+
+@pytest.mark.slow
+def test_the_student_edition_holds_no_answer(tmp_path):
+    """The handout with the student edition of the package, installed into a clean virtual
+    environment (no system site-packages, nothing but the wheel): the installed package has no
+    plain answers, and no fixed answer is written in it or in the handout by value, at the
+    precision its check accepts. Whole-number answers under 100 (31 layers, 16 hops...) are
+    also every module's and chapter's ordinary constants (widths, depths, cell counts), so a
+    search by value cannot tell a leak from a width: for those the sealed table is searched
+    with its hashes and the hidden cases' questions removed (tests/test_exercises.py), as are
+    the hidden cases' outputs; choices are words listed with all their alternatives."""
+    import subprocess
+    import sys
+    import venv
+
+    from depthnotes.course.answers import ANSWERS
+    from depthnotes.course.kinds import Choice, Function
+
+    out = tmp_path / "handout"
+    assert student.main(["--out", str(out)]) == 0
+    [wheel] = out.glob("depthnotes-*.whl")
+    assert wheel.name in (out / "README.md").read_text()
+    env = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env)
+    python = env / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True, capture_output=True, text=True)
+    site = subprocess.run([str(python), "-c", "import sysconfig; "
+                           "print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    installed = Path(site) / "depthnotes"
+    assert (installed / "course" / "sealed.json").exists()
+    assert not (installed / "course" / "answers").exists(), "the plain answers were installed"
+    assert not (installed / "tools").exists()
+    files = [p for p in installed.rglob("*") if p.suffix in (".py", ".json", ".txt", ".md")]
+    notebooks = sorted(out.glob("*.ipynb")) + [out / "README.md"]
+    problems = []
+    for ex, spec in ANSWERS.items():
+        if isinstance(spec, (Choice, Function)):
+            continue
+        if spec.integer and abs(spec.expected()) < 100:
+            continue
+        for path in files + notebooks:
+            hits = _forms_found(path.read_text(errors="replace"), spec)
+            if hits:
+                problems.append(f"exercise {ex}: {hits[:3]} in {path.relative_to(tmp_path)}")
+    assert not problems, "\n".join(problems)
+    # the installed edition's checks still work, on its sealed table (no torch needed here)
+    assert sys.version_info >= (3, 11)
 
 
 # ---------------------------------------------------------------- nbgrader (instructor extra)

@@ -30,16 +30,53 @@ from __future__ import annotations
 
 from typing import Any
 
-from depthnotes.course.answers import ANSWERS
+from depthnotes.course import kinds
+from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function,
+                                     Mistake, NotAnswered, Number, Predict, _Spec, fail,
+                                     not_answered, unanswered)  # noqa: F401
 from depthnotes.course.runs import RUNS
-from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function, Mistake,
-                                     NotAnswered, Number, _Spec, fail, not_answered,
-                                     unanswered)  # noqa: F401
 
-EXERCISES = {**ANSWERS, **RUNS}
 
-__all__ = ["ExerciseError", "NotAnswered", "check", "describe", "Number", "Function", "Choice", "Experiment",
-           "Mistake"]
+def _answers() -> tuple[dict, str]:
+    """The exercises with a fixed answer, and which edition holds them: the instructor's plain
+    ``depthnotes.course.answers``, or the student edition's sealed table."""
+    try:
+        from depthnotes.course.answers import ANSWERS
+    except ImportError:                       # the student edition: no plain answers
+        from depthnotes.course import sealed
+
+        return sealed.load(), "sealed"
+    return ANSWERS, "instructor"
+
+
+_ANSWERS, EDITION = _answers()
+EXERCISES = {**_ANSWERS, **RUNS}
+
+__all__ = ["ExerciseError", "NotAnswered", "check", "predict", "describe", "Number", "Function",
+           "Choice", "Experiment", "Predict", "Mistake", "EDITION"]
+
+
+def predict(exercise: str, prediction: Any) -> Any:
+    """Record a prediction before the run it predicts (a predict-then-run exercise). The first
+    prediction recorded in this kernel stands: a later call with another value says so and
+    keeps the first. Returns the prediction that stands."""
+    spec = _spec(exercise)
+    if not isinstance(spec, Predict):
+        raise TypeError(f"exercise {exercise} is not a predict-then-run exercise")
+    if unanswered(prediction):
+        print(f"Exercise {exercise}: not answered yet: write your prediction before the run."
+              f"\nHint: {spec.idea}")
+        return prediction
+    if prediction not in spec.options:
+        fail(exercise, f"predict one of {list(spec.options)}, not {prediction!r}.", spec.idea)
+    recorded = kinds.PREDICTIONS
+    if exercise in recorded and recorded[exercise] != prediction:
+        print(f"Exercise {exercise}: your prediction {recorded[exercise]!r} was recorded "
+              "before; it stands (restart the kernel to start the exercise again).")
+        return recorded[exercise]
+    recorded[exercise] = prediction
+    print(f"Exercise {exercise}: prediction recorded: {prediction!r}. Now run it.")
+    return prediction
 
 
 def _spec(exercise: str) -> _Spec:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["ExerciseError", "NotAnswered", "Mistake", "Number", "Function", "Choice",
-           "Experiment", "unanswered", "fail", "not_answered", "grading"]
+           "Experiment", "Predict", "Written", "GivenCase", "Table", "unanswered", "fail",
+           "not_answered", "grading", "PREDICTIONS"]
 
 
 class ExerciseError(AssertionError):
@@ -61,8 +62,37 @@ def _passed(exercise: str, message: str = "") -> None:
     print(f"Exercise {exercise}: correct." + (f" {message}" if message else ""))
 
 
-def _close(a: float, b: float, rel: float, abs_: float) -> bool:
-    return math.isfinite(a) and math.isclose(a, b, rel_tol=rel, abs_tol=abs_)
+def sig_digits(value: float) -> int:
+    """How many significant digits ``value`` was written with (its shortest repr): 2.7 -> 2,
+    0.22 -> 2, 1/7 -> 16, 300.0 -> 1."""
+    import decimal
+
+    if not math.isfinite(value) or value == 0:
+        return 1
+    return len(decimal.Decimal(repr(float(value))).normalize().as_tuple().digits)
+
+
+def keys(value: Any, digits: int | None) -> list[str]:
+    """The forms in which a value is compared: ``digits`` significant digits (None: a whole
+    number, exactly). A value within a hair of a rounding boundary gets both roundings, so
+    two correct computations that differ in their last bit compare equal."""
+    if type(value).__name__ == "bool_":              # numpy's bool
+        value = bool(value)
+    if isinstance(value, (bool, str)):
+        return [repr(value)]
+    number = _as_number(value)
+    if number is None or not math.isfinite(number):
+        return []
+    if abs(number) < 1e-12:                          # zero, and a rounding error from it
+        number = 0.0
+    if digits is None:
+        return [str(int(number))] if float(number).is_integer() else []
+    out = []
+    for v in (number, number * (1 + 1e-12), number * (1 - 1e-12)):
+        k = f"{v:.{digits - 1}e}"
+        if k not in out:
+            out.append(k)
+    return out
 
 
 def _as_number(value: Any) -> float | None:
@@ -79,12 +109,13 @@ def _as_number(value: Any) -> float | None:
 class Mistake:
     """A plausible wrong answer and the hint it earns.
 
-    ``wrong(given)`` is the wrong value (for :class:`Number` and :class:`Choice`), or ``wrong``
+    ``wrong()`` is the wrong value (for :class:`Number` and :class:`Choice`), or ``wrong``
     is the wrong function itself (for :class:`Function`: the student's function matches the
-    mistake when it agrees with ``wrong`` on every case).
+    mistake when it agrees with ``wrong`` on every case). In the student edition ``wrong`` is
+    None: the sealed table holds its forms.
     """
 
-    wrong: Callable
+    wrong: Callable | None
     hint: str
 
     def __repr__(self) -> str:
@@ -109,60 +140,160 @@ class _Spec:
         raise NotImplementedError
 
 
+def digest(salt: str, key: str, rounds: int | None = None) -> str:
+    """A salted, slow hash of one compared form (``keys``): what the student edition stores in
+    place of an answer. PBKDF2-SHA256 with ``ROUNDS`` rounds: reading it gives nothing away,
+    and trying every candidate costs time (a few ms each)."""
+    import hashlib
+
+    return hashlib.pbkdf2_hmac("sha256", key.encode(), salt.encode(),
+                               rounds or ROUNDS).hex()[:32]
+
+
+ROUNDS = 10_000
+
+
+@dataclass(frozen=True)
+class Table:
+    """What a check compares a student's forms with: the accepted forms, the forms of each
+    known mistake and, for "give more digits", the answer's forms at fewer digits. In the
+    instructor's copy the forms are plain (``salt`` None), computed from the answer; in the
+    student edition they are ``digest(salt, form)``."""
+
+    salt: str | None
+    accept: frozenset = frozenset()
+    near: dict = field(default_factory=dict)         # digits -> forms of the answer
+    mistakes: tuple = ()                             # per mistake: forms (or per case)
+    cases: tuple = ()                                # functions: (args, forms) per case
+    rounds: int | None = None                        # the hash's rounds (None: ROUNDS)
+
+    def form(self, key: str) -> str:
+        return key if self.salt is None else digest(self.salt, key, self.rounds)
+
+    def hit(self, student_keys: list[str], forms) -> bool:
+        return any(self.form(k) in forms for k in student_keys)
+
+
 @dataclass(frozen=True, repr=False)
 class Number(_Spec):
-    """A number equal to ``expected(given)``, exactly or within ``rel`` / ``abs_``."""
+    """A number: ``expected()`` to ``digits`` significant digits, or exactly when ``integer``.
 
-    expected: Callable[[dict], float] = field(default=lambda given: math.nan)
-    rel: float = 0.0
-    abs_: float = 0.0
+    A value near the answer but given with fewer digits gets "give more digits"; a known
+    mistake, its own hint; anything else, the idea. The answer never depends on the chapter's
+    run, so that the student edition can hold it sealed (a value computed from the chapter's
+    own measurements is a :class:`Function` of them instead)."""
+
+    expected: Callable[[], float] | None = None
+    digits: int = 4
     integer: bool = False                       # a count: a fractional answer is refused
+    sealed: Table | None = None                 # the student edition's table
+
+    def __post_init__(self):
+        if self.needs:
+            raise TypeError("a Number's answer cannot depend on the chapter's values (needs): "
+                            "ask for a Function of them instead, so it can be sealed")
+
+    def _precision(self):
+        return None if self.integer else self.digits
+
+    def table(self) -> Table:
+        if self.sealed is not None:
+            return self.sealed
+        value, p = self.expected(), self._precision()
+        near = {} if self.integer else {k: frozenset(keys(value, k))
+                                        for k in range(2, self.digits)}
+        return Table(None, frozenset(keys(value, p)), near,
+                     tuple(frozenset(keys(m.wrong(), p)) for m in self.mistakes))
 
     def run(self, exercise, answer, given):
         got = _as_number(answer)
         if got is None:
             fail(exercise, f"expected a number, got {type(answer).__name__} {answer!r}.",
-                  self.idea)
+                 self.idea)
         if self.integer and not float(got).is_integer():
             fail(exercise, f"expected a whole number, got {answer!r}.", self.idea)
-        if _close(got, float(self.expected(given)), self.rel, self.abs_):
+        table, p = self.table(), self._precision()
+        if table.hit(keys(got, p), table.accept):
             return _passed(exercise)
-        for m in self.mistakes:
-            if _close(got, float(m.wrong(given)), max(self.rel, 1e-9), self.abs_):
+        given_digits = sig_digits(got)
+        if not self.integer and given_digits < self.digits:
+            if given_digits in table.near and table.hit(keys(got, given_digits),
+                                                        table.near[given_digits]):
+                fail(exercise, f"{answer!r} is close: give {self.digits} significant digits "
+                               "(compute it rather than round it by hand).",
+                     "Keep the value your code computes; do not round it.")
+        for m, forms in zip(self.mistakes, table.mistakes):
+            if table.hit(keys(got, p), forms):
                 fail(exercise, f"{answer!r} is not right.", m.hint)
-        tol = f" (within {self.rel:g} relative)" if self.rel else ""
-        fail(exercise, f"{answer!r} is not the expected value{tol}.", self.idea)
+        fail(exercise, f"{answer!r} is not the expected value.", self.idea)
 
     def describe(self):
         if self.integer:
             return "a whole number, exactly"
-        return f"a number, within {self.rel:.0e} relative" if self.rel else "a number, exactly"
+        return f"a number, to {self.digits} significant digits"
+
+
+@dataclass(frozen=True)
+class GivenCase:
+    """A case of a :class:`Function` built from the chapter's values: the arguments and the
+    expected output are dotted names into what the check cell passes (``"corpus.train"``)."""
+
+    args: tuple[str, ...]
+    expected: str
+
+    def resolve(self, given: dict):
+        def get(path):
+            name, *attrs = path.split(".")
+            value = given[name]
+            for a in attrs:
+                value = getattr(value, a)
+            return value
+        return tuple(get(a) for a in self.args), get(self.expected)
 
 
 @dataclass(frozen=True, repr=False)
 class Function(_Spec):
-    """The student's function, called on ``cases(given)``: ``[(args, expected), ...]``."""
+    """The student's function, called on the hidden ``cases()``: ``[(args, expected), ...]``
+    (and on ``given_cases``, built from the chapter's values), each output compared to
+    ``digits`` significant digits (exactly when ``integer``)."""
 
-    cases: Callable[[dict], list] = field(default=lambda given: [])
-    rel: float = 0.0
+    cases: Callable[[], list] | None = None
+    given_cases: tuple[GivenCase, ...] = ()
+    digits: int = 8
+    integer: bool = False
+    sealed: Table | None = None
 
-    def _agrees(self, fn, reference, cases) -> bool:
-        """Whether ``fn`` returns what ``reference`` (a known mistake) returns on every case."""
-        try:
+    def _precision(self):
+        return None if self.integer else self.digits
+
+    def table(self) -> Table:
+        if self.sealed is not None:
+            return self.sealed
+        p = self._precision()
+        cases = [(args, frozenset(keys(out, p))) for args, out in self.cases()]
+
+        def outputs(fn):
+            forms = []
             for args, _ in cases:
-                got = _as_number(fn(*args))
-                if got is None or not _close(got, float(reference(*args)),
-                                             max(self.rel, 1e-9), 0.0):
-                    return False
-        except Exception:
-            return False
-        return True
+                try:
+                    forms.append(frozenset(keys(fn(*args), p)))
+                except Exception:
+                    forms.append(frozenset())
+            return tuple(forms)
+        return Table(None, cases=tuple(cases),
+                     mistakes=tuple(outputs(m.wrong) for m in self.mistakes))
 
     def run(self, exercise, answer, given):
         if not callable(answer):
             fail(exercise, f"expected a function, got {type(answer).__name__}.", self.idea)
-        cases = self.cases(given)
-        for args, expected in cases:
+        table, p = self.table(), self._precision()
+        plain = Table(None)
+        cases = [(args, forms, table) for args, forms in table.cases]
+        for case in self.given_cases:
+            args, out = case.resolve(given)
+            cases.append((args, frozenset(keys(out, p)), plain))
+        got_keys, wrong = [], 0
+        for args, forms, where in cases:
             try:
                 got = answer(*args)
             except NotImplementedError:
@@ -171,37 +302,50 @@ class Function(_Spec):
                 fail(exercise, f"calling it raised {type(e).__name__}: {e}", self.idea)
             if got is None:
                 fail(exercise, "it returned None: did you forget `return`?", self.idea)
-            number = _as_number(got)
-            if number is None:
+            if _as_number(got) is None and not isinstance(got, (bool, str)):
                 fail(exercise, f"it returned {type(got).__name__} {got!r}, not a number.",
-                      self.idea)
-            if not _close(number, float(expected), self.rel, 0.0):
-                for m in self.mistakes:
-                    if self._agrees(answer, m.wrong, cases):
-                        fail(exercise, "it returns wrong values.", m.hint)
-                fail(exercise, "it returns a wrong value for at least one of "
-                                f"{len(cases)} test cases.", self.idea)
-        _passed(exercise, f"({len(cases)} cases checked)")
+                     self.idea)
+            got_keys.append(keys(got, p))
+            wrong += not where.hit(got_keys[-1], forms)
+        if not wrong:
+            return _passed(exercise, f"({len(cases)} cases checked)")
+        for m, per_case in zip(self.mistakes, table.mistakes):
+            if all(table.hit(k, forms) for k, forms in zip(got_keys, per_case)):
+                fail(exercise, "it returns wrong values.", m.hint)
+        fail(exercise, f"it returns a wrong value for {wrong} of {len(cases)} test cases.",
+             self.idea)
 
     def describe(self):
-        return "your function, called on several cases"
+        return "your function, called on hidden cases"
 
 
 @dataclass(frozen=True, repr=False)
 class Choice(_Spec):
-    """One of ``options``; the right one is ``expected(given)``."""
+    """One of ``options``; the right one is ``expected()``."""
 
     options: tuple[str, ...] = ()
-    expected: Callable[[dict], str] = field(default=lambda given: "")
+    expected: Callable[[], str] | None = None
+    sealed: Table | None = None
+
+    def __post_init__(self):
+        if self.needs:
+            raise TypeError("a Choice's answer cannot depend on the chapter's values (needs)")
+
+    def table(self) -> Table:
+        if self.sealed is not None:
+            return self.sealed
+        return Table(None, frozenset([self.expected()]),
+                     mistakes=tuple(frozenset([m.wrong()]) for m in self.mistakes))
 
     def run(self, exercise, answer, given):
         if answer not in self.options:
             fail(exercise, f"answer with one of {list(self.options)}, not {answer!r}.",
-                  self.idea)
-        if answer == self.expected(given):
+                 self.idea)
+        table = self.table()
+        if table.hit([answer], table.accept):
             return _passed(exercise)
-        for m in self.mistakes:
-            if answer == m.wrong(given):
+        for m, forms in zip(self.mistakes, table.mistakes):
+            if table.hit([answer], forms):
                 fail(exercise, f"{answer!r} is not the right choice.", m.hint)
         fail(exercise, f"{answer!r} is not the right choice.", self.idea)
 
@@ -242,3 +386,56 @@ class Experiment(_Spec):
 
     def describe(self):
         return "your run, and whether your conclusion agrees with it"
+
+
+#: Predictions recorded in this kernel by ``depthnotes.course.check.predict``: id -> value.
+PREDICTIONS: dict[str, Any] = {}
+
+
+@dataclass(frozen=True, repr=False)
+class Predict(_Spec):
+    """Predict, then run. The student records a prediction (``predict("2.6", guess)``) in the
+    cell before the run, runs it, and the check reads both: ``check("2.6", run,
+    prediction=guess)``. ``verify(run, given)`` says what is wrong with the run (or None);
+    ``outcome(run, given)`` is what it shows, in the terms of ``options``. Right or wrong, an
+    honest prediction passes: the check says which, and the written part asks why."""
+
+    verify: Callable[[Any, dict], str | None] = field(default=lambda answer, given: None)
+    outcome: Callable[[Any, dict], Any] = field(default=lambda answer, given: None)
+    options: tuple = ()
+    answers: tuple[str, ...] = ("prediction",)
+
+    def run(self, exercise, answer, given):
+        problem = self.verify(answer, given)
+        if problem:
+            fail(exercise, problem, self.idea)
+        prediction = given["prediction"]
+        if prediction not in self.options:
+            fail(exercise, f"predict one of {list(self.options)}, not {prediction!r}.",
+                 self.idea)
+        if exercise not in PREDICTIONS:
+            fail(exercise, "record your prediction with predict(...) before the run.",
+                 self.idea)
+        if PREDICTIONS[exercise] != prediction:
+            fail(exercise, f"you recorded {PREDICTIONS[exercise]!r} before the run; a "
+                           "prediction cannot change after it.", self.idea)
+        shown = self.outcome(answer, given)
+        verdict = ("as you predicted" if shown == prediction
+                   else f"not what you predicted ({prediction!r})")
+        _passed(exercise, f"Your run shows {shown!r}: {verdict}.")
+
+    def describe(self):
+        return "your prediction, recorded before the run, and the run itself"
+
+
+@dataclass(frozen=True, repr=False)
+class Written:
+    """A written answer, graded by hand (nbgrader's manually graded answer cell): the model
+    answer and the rubric, for the instructor (never in the student edition)."""
+
+    model: str
+    rubric: tuple[str, ...]
+    points: int = 3
+
+    def __repr__(self) -> str:
+        return "<Written exercise>"

@@ -37,11 +37,16 @@ from depthnotes.tools.book import ROOT
 STAMP_NAME = ".site-stamp"
 
 
-def generate_pages(root: Path = ROOT) -> list[Path]:
-    """Write the generated page fragments into ``_build/generated``; returns the files written."""
+def generate_pages(root: Path = ROOT, student: bool = False) -> list[Path]:
+    """Write the generated page fragments into ``_build/generated``; returns the files written.
+    ``student``: the instructor's notes are left out (``--student``)."""
     out = root / "_build" / "generated"
     out.mkdir(parents=True, exist_ok=True)
     fragments = {
+        "course_hours.md": summaries.render_hours(root),
+        "course_recommended.md": summaries.render_recommended(root),
+        "course_mistakes.md": summaries.render_mistakes(),
+        "course_instructor.md": summaries.render_instructor(student),
         "claims.md": claims.render_claims_table(root),
         "status.md": status.render_status(root),
         "api.md": api_page.render_api(root),
@@ -104,17 +109,55 @@ def refresh_site(root: Path = ROOT) -> str:
     return "full"
 
 
-def build_site(root: Path = ROOT) -> float:
+def stage_student_site(root: Path = ROOT, stage: Path | None = None) -> Path:
+    """A copy of the book's sources in ``_build/student-src`` with every exercise's solution
+    removed from the chapters (its source replaced by the handout's placeholder, its output
+    and its check's output dropped; every other stored output kept) and the offline assets
+    and run times of the last build linked in."""
+    import nbformat
+
+    from depthnotes.tools.student import find_exercises, replace_solutions
+
+    stage = stage or root / "_build" / "student-src"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in ("_config.yml", "_toc.yml", "LICENSE", "LICENSE-text", "README.md"):
+        if (root / name).exists():
+            shutil.copy(root / name, stage / name)
+    shutil.copytree(root / "book", stage / "book")
+    shutil.copytree(root / "notebooks", stage / "notebooks",
+                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for ex in find_exercises(nb):
+            check = nb.cells[ex.check] if ex.check is not None else None
+            for i in (ex.prediction, ex.answer):
+                if i is not None:
+                    cell = nb.cells[i]
+                    cell.source = replace_solutions(cell.source)
+                    cell.outputs = []
+            if check is not None:
+                check.outputs = []
+        nbformat.write(nb, stage / "notebooks" / path.name)
+    (stage / "_build").mkdir()
+    for kept in ("assets", "generated"):
+        if (root / "_build" / kept).exists():
+            shutil.copytree(root / "_build" / kept, stage / "_build" / kept)
+    return stage
+
+
+def build_site(root: Path = ROOT, student: bool = False) -> float:
     """Fetch assets, generate pages, build the HTML site; returns the wall time in seconds.
 
     Raises ``subprocess.CalledProcessError`` on any Sphinx warning, ``AssetError`` when an
     asset cannot be fetched or a notebook's claim cell breaks the house format.
     """
     fetch_assets(root)
-    return _build(root, full=True)
+    return _build(root, full=True, student=student)
 
 
-def _build(root: Path, full: bool) -> float:
+def _build(root: Path, full: bool, student: bool = False) -> float:
     """Generate the pages and run Jupyter Book (warnings are errors); stamp the site when it
     succeeds. ``full``: a fresh environment and every page written (``--all``), so every
     warning is reported and no page keeps scripts or settings from an earlier build; else
@@ -124,7 +167,7 @@ def _build(root: Path, full: bool) -> float:
     stamp = root / "_build" / STAMP_NAME
     last_full = stamp.read_text() if stamp.exists() else None
     stamp.unlink(missing_ok=True)         # a failed build leaves the site stale
-    generate_pages(root)
+    generate_pages(root, student=student)
     html = root / "_build" / "html"
     if full and html.exists():
         shutil.rmtree(html)               # no page of a removed chapter lingers
@@ -142,10 +185,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assets", action="store_true",
                         help="only fetch the offline assets (MathJax, require.js, widget manager)")
+    parser.add_argument("--student", action="store_true",
+                        help="build the site without solutions or instructor's notes, for "
+                             "courses that publish it, into _build/student-html")
     args = parser.parse_args(argv)
     try:
         if args.assets:
             fetch_assets()
+            return 0
+        if args.student:
+            fetch_assets()
+            stage = stage_student_site()
+            elapsed = build_site(stage, student=True)
+            target = ROOT / "_build" / "student-html"
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.move(str(stage / "_build" / "html"), str(target))
+            print(f"student site built in {elapsed:.0f} s: open _build/student-html/index.html")
             return 0
         elapsed = build_site()
     except (AssetError, ValueError) as e:   # ValueError: a claim cell breaks the house format

@@ -20,12 +20,14 @@ from depthnotes.tools import status as _status  # noqa: E402
 #: parts (``-m "not notebooks and not browser and not slow"``, README: the quick path). The
 #: README's test command and CI select nothing: they run everything.
 MARKERS = {
-    "notebooks": "executes a chapter (nbval, the handouts, the notebook checks)",
+    "notebooks": "executes a chapter (nbval, nbgrader's autograde, the notebook checks)",
     "browser": "opens the built site or JupyterLab in Chromium",
     "slow": "runs every record's quick variant or trains for more than a few seconds",
 }
 _WHERE = (("notebooks/", "notebooks"), ("tests/test_notebooks.py", "notebooks"),
-          ("tests/test_student.py", "notebooks"), ("tests/test_site.py", "browser"),
+          ("tests/test_student.py::test_nbgrader", "notebooks"),
+          ("tests/test_student.py::test_the_student_edition", "slow"),
+          ("tests/test_site.py", "browser"),
           ("tests/test_jupyterlab.py", "browser"), ("tests/test_records.py", "slow"))
 
 

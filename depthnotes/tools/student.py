@@ -16,7 +16,8 @@ each solution region with a placeholder that keeps the code valid:
   reports as a hint-carrying failure too.
 
 All outputs are cleared (they would show the solutions' results), the stored widget state is
-dropped, and the ``hide-input`` tags that fold solutions away on the website are removed. The
+dropped, and the tags that fold solutions and their checks' outputs away on the website
+(``hide-cell``, ``hide-output``) are removed. The
 check cells are kept as they are (they hold no answer: ``depthnotes.course.answers`` does). The data
 folders the notebooks read by relative path (``DATA_DIRS``) are copied too, so the folder runs
 on its own. Nothing in ``notebooks/`` is modified.
@@ -51,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 PLACEHOLDER_COMMENT = "# YOUR CODE HERE"
-HIDE_TAGS = {"hide-input", "remove-input", "hide-cell"}
+HIDE_TAGS = {"hide-input", "remove-input", "hide-cell", "hide-output"}
 _CHECK_CALL = re.compile(r"\bcheck\s*\(")      # depthnotes.course.check.check("1.2", ...)
 #: Folders next to the notebooks that they read by relative path (records of long runs, results
 #: one chapter writes and another reads); the handout holds a copy of each.
@@ -64,10 +65,19 @@ class SolutionFormatError(ValueError):
 
 @dataclass
 class Exercise:
-    """One exercise of a notebook: the indices of its answer cell and of its check cell."""
+    """One exercise of a notebook: the indices of its answer cell and of its check cell, and of
+    the cell that records its prediction (a predict-then-run exercise: the prediction's answer
+    cell, which calls ``predict``, comes before the run's)."""
 
     answer: int
     check: int | None
+    prediction: int | None = None
+
+
+#: A markdown cell in which the student writes a "why" answer, graded by hand (nbgrader's
+#: manually graded answer cell); its model answer and rubric are in the instructor's notes.
+WRITTEN_TAG = "written-answer"
+_PREDICT_CALL = re.compile(r"(?<![.\w])predict\s*\(")
 
 
 # ---------------------------------------------------------------- finding exercises
@@ -81,16 +91,33 @@ def is_check(cell) -> bool:
         and BEGIN not in cell.source
 
 
+def is_prediction(cell) -> bool:
+    return has_solution(cell) and bool(_PREDICT_CALL.search(cell.source))
+
+
 def find_exercises(nb) -> list[Exercise]:
-    """Every answer cell, paired with the next code cell if that cell is a check."""
+    """Every answer cell, paired with the next code cell if that cell is a check. A prediction
+    cell (an answer cell that calls ``predict``) belongs to the answer cell after it."""
     out = []
+    pending = None
     for i, cell in enumerate(nb.cells):
         if not has_solution(cell):
             continue
+        if is_prediction(cell):
+            pending = i
+            continue
         nxt = next((j for j in range(i + 1, len(nb.cells)) if nb.cells[j].cell_type == "code"),
                    None)
-        out.append(Exercise(i, nxt if nxt is not None and is_check(nb.cells[nxt]) else None))
+        out.append(Exercise(i, nxt if nxt is not None and is_check(nb.cells[nxt]) else None,
+                            pending))
+        pending = None
     return out
+
+
+def find_written(nb) -> list[int]:
+    """The indices of the written-answer cells (markdown, tagged ``written-answer``)."""
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "markdown" and WRITTEN_TAG in c.metadata.get("tags", [])]
 
 
 def exercise_problems(nb, name: str = "notebook") -> list[str]:
@@ -100,18 +127,32 @@ def exercise_problems(nb, name: str = "notebook") -> list[str]:
     if not exercises:
         problems.append(f"{name}: no exercise (a code cell with {BEGIN!r} … {END!r})")
     for ex in exercises:
-        cell = nb.cells[ex.answer]
         where = f"{name}, cell {ex.answer}"
         if ex.check is None:
             problems.append(f"{where}: the next code cell after the answer is not a check "
                             "(a call to depthnotes.course.check.check)")
-        if "hide-input" not in cell.metadata.get("tags", []):
-            problems.append(f"{where}: the answer cell needs the tag 'hide-input', so the site "
-                            "hides the solution until the reader opens it")
-        try:
-            replace_solutions(cell.source)
-        except SolutionFormatError as e:
-            problems.append(f"{where}: {e}")
+        else:
+            if "hide-output" not in nb.cells[ex.check].metadata.get("tags", []):
+                problems.append(f"{name}, cell {ex.check}: the check cell needs the tag "
+                                "'hide-output': what it prints on the solution (a prediction's "
+                                "outcome, a run's result) is folded on the site")
+            source = nb.cells[ex.check].source
+            if "from depthnotes.course.check import" not in source:
+                problems.append(f"{name}, cell {ex.check}: the check cell must import what it "
+                                "calls (from depthnotes.course.check import check), so that "
+                                "an answer cell cannot replace it")
+        for i in (ex.answer, ex.prediction):
+            if i is None:
+                continue
+            cell = nb.cells[i]
+            if "hide-cell" not in cell.metadata.get("tags", []):
+                problems.append(f"{name}, cell {i}: the answer cell needs the tag "
+                                "'hide-cell', so the site folds the solution and its output "
+                                "until the reader opens them")
+            try:
+                replace_solutions(cell.source)
+            except SolutionFormatError as e:
+                problems.append(f"{name}, cell {i}: {e}")
     return problems
 
 
@@ -219,6 +260,8 @@ def student_notebook(nb):
     """A copy of ``nb`` with solutions replaced, outputs cleared and hide tags removed."""
     nb = copy.deepcopy(nb)
     checks = {ex.answer: ex.check for ex in find_exercises(nb)}
+    checks.update({ex.prediction: ex.check for ex in find_exercises(nb)
+                   if ex.prediction is not None})
     for i, cell in enumerate(nb.cells):
         tags = cell.metadata.get("tags")
         if tags is not None:
@@ -246,24 +289,109 @@ def nbgrader_notebook(nb, stem: str):
         nb.cells[ex.answer].metadata["nbgrader"] = {
             "grade": False, "solution": True, "locked": False, "task": False,
             "grade_id": f"{stem}-ex{n}-answer", "schema_version": 3}
+        if ex.prediction is not None:
+            nb.cells[ex.prediction].metadata["nbgrader"] = {
+                "grade": False, "solution": True, "locked": False, "task": False,
+                "grade_id": f"{stem}-ex{n}-prediction", "schema_version": 3}
         if ex.check is not None:
             nb.cells[ex.check].metadata["nbgrader"] = {
                 "grade": True, "solution": False, "locked": True, "task": False, "points": 1,
                 "grade_id": f"{stem}-ex{n}-check", "schema_version": 3}
+    for n, i in enumerate(find_written(nb), start=1):     # graded by hand
+        nb.cells[i].metadata["nbgrader"] = {
+            "grade": True, "solution": True, "locked": False, "task": False,
+            "points": written_points(nb, i), "grade_id": f"{stem}-written{n}",
+            "schema_version": 3}
     return nb
+
+
+def written_points(nb, index: int) -> int:
+    """The points of the written question answered in cell ``index`` (from the instructor's
+    notes, ``depthnotes.course.answers.WRITTEN``; 3 if the question is not found there)."""
+    from depthnotes.course.answers import WRITTEN
+
+    for j in range(index - 1, -1, -1):
+        m = re.search(r"\*\*Exercise (\d+\.\d+\w?)", nb.cells[j].source)
+        if m:
+            return WRITTEN[m.group(1)].points if m.group(1) in WRITTEN else 3
+    return 3
 
 
 STUDENT_README = """\
 # Depth Notes — student notebooks
 
-Made by `python -m depthnotes.tools.student` from the book's notebooks. Each exercise has a cell
-marked `# YOUR CODE HERE`: replace the `...` (or the `raise NotImplementedError(...)` line) with
-your answer, run the cell, then run the check cell below it. A check prints
-"Exercise N.M: correct." or raises an `ExerciseError` whose message ends with a hint.
+Made by `python -m depthnotes.tools.student` from the book's notebooks.
 
-Run each notebook from the top (the exercises use what the chapter computed). Set-up: see the
-book's "How to use this book" page; the notebooks need the `depthnotes` package installed.
+## Install (once)
+
+You need Python 3.11 (tested; 3.12 is expected to work; numpy 2.4 needs 3.11 or newer).
+Make a virtual environment in this folder and install the package from the wheel here,
+with the notebooks extra (PyTorch, numpy, matplotlib, ipywidgets, JupyterLab and
+jupyterlab-myst):
+
+    python3.11 -m venv .venv
+    .venv/bin/pip install "WHEEL[notebooks]"           # Windows: .venv\\Scripts\\pip
+
+- **Linux:** pip's default PyTorch wheel for Linux bundles CUDA and downloads several GB.
+  The book needs only the CPU: install PyTorch first from PyTorch's CPU-only wheel index
+  (PyTorch's install selector, "Get started" on the PyTorch website, gives the exact
+  command for "Linux, Pip, CPU"), then the line above.
+- **macOS and Windows:** pip's default PyTorch wheel is already the CPU build; the line
+  above is all. Chapter 3's training falls back to the "spawn" start method where there is
+  no "forkserver" (Windows), and chapter 7 reads the machine's cache sizes only where the
+  operating system reports them.
+
+## Work
+
+    .venv/bin/jupyter lab
+
+Open the chapters in **JupyterLab** (jupyterlab-myst shows the numbers in the prose); VS Code
+and the classic Notebook show raw `{eval}` roles instead of those numbers. Run each notebook
+from the top (the exercises use what the chapter computed). Each exercise has a cell marked
+`# YOUR CODE HERE`: replace the `...` (or the `raise NotImplementedError(...)` line) with
+your answer and run it, then run the check cell below it. A check prints "Exercise N.M:
+correct.", or a short message with a hint; an exercise you have not answered yet says so and
+the notebook runs on. A *predict, then run* exercise asks for your prediction before the run:
+record it first. *Written* exercises are answered in the markdown cell below them.
 """
+
+
+#: What the student edition of the package leaves out: the plain answers (sealed in their
+#: place) and the book's own tooling (build, student version, tests' plugin).
+EDITION_EXCLUDES = ("depthnotes/course/answers", "depthnotes/tools")
+
+
+def build_edition(out: Path, root: Path = ROOT) -> Path:
+    """Build the student edition of the package, a wheel in ``out``: the package without
+    ``depthnotes.course.answers`` (the plain answers) and without the book's tooling, with the
+    sealed table (``depthnotes/course/sealed.json``, ``depthnotes.course.sealed``) in their
+    place. Returns the wheel's path."""
+    import json
+    import subprocess
+    import tempfile
+
+    from depthnotes.course import sealed
+    from depthnotes.course.answers import ANSWERS
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        stage = Path(tmp) / "depthnotes-student"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(root / "depthnotes", stage / "depthnotes", ignore=ignore)
+        for rel in EDITION_EXCLUDES:
+            shutil.rmtree(stage / rel)
+        for name in ("pyproject.toml", "LICENSE", "LICENSE-text"):
+            shutil.copy(root / name, stage / name)
+        (stage / "README.md").write_text(STUDENT_README)
+        (stage / "depthnotes" / "course" / "sealed.json").write_text(
+            json.dumps(sealed.seal_all(ANSWERS), indent=0))
+        for old in out.glob("depthnotes-*.whl"):
+            old.unlink()
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                        "--no-build-isolation", "-q", "-w", str(out), str(stage)],
+                       check=True, capture_output=True, text=True)
+    [wheel] = out.glob("depthnotes-*.whl")
+    return wheel
 
 
 def copy_data(notebooks: list[Path], out: Path) -> list[Path]:
@@ -276,9 +404,11 @@ def copy_data(notebooks: list[Path], out: Path) -> list[Path]:
     return copied
 
 
-def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -> list[Path]:
+def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False,
+                  edition: bool = False) -> list[Path]:
     """Write the student (or, with ``nbgrader``, the instructor) version of each notebook,
-    with a copy of the data folders they read, so that ``out`` runs on its own."""
+    with a copy of the data folders they read, so that ``out`` runs on its own; with
+    ``edition``, the student edition of the package too (a wheel, :func:`build_edition`)."""
     import nbformat
 
     out.mkdir(parents=True, exist_ok=True)
@@ -294,7 +424,13 @@ def make_versions(notebooks: list[Path], out: Path, *, nbgrader: bool = False) -
         written.append(target)
     copy_data(notebooks, out)
     if not nbgrader:
-        (out / "README.md").write_text(STUDENT_README)
+        readme = STUDENT_README
+        if edition:
+            wheel = build_edition(out)
+            readme = readme.replace("WHEEL", wheel.name)
+        else:
+            readme = readme.replace('"WHEEL[notebooks]"', "-e '/path/to/depthnotes[notebooks]'")
+        (out / "README.md").write_text(readme)
     return written
 
 
@@ -313,19 +449,25 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder to write to (default: student/)")
     parser.add_argument("--nbgrader", action="store_true",
                         help="write the instructor version with nbgrader cell metadata instead")
+    parser.add_argument("--no-wheel", action="store_true",
+                        help="leave out the student edition of the package (a wheel with the "
+                             "answers sealed); students then need the package from elsewhere")
     args = parser.parse_args(argv)
     paths = args.notebooks or chapter_notebooks()
     for p in paths:
         if not p.exists():
             parser.error(f"no such notebook: {p}")
     try:
-        written = make_versions(paths, args.out, nbgrader=args.nbgrader)
+        written = make_versions(paths, args.out, nbgrader=args.nbgrader,
+                                edition=not (args.nbgrader or args.no_wheel))
     except SolutionFormatError as e:
         print(f"cannot make the student version:\n{e}", file=sys.stderr)
         return 1
     kind = "instructor (nbgrader)" if args.nbgrader else "student"
     for path in written:
         print(f"{kind} version: {path}")
+    for wheel in args.out.glob("depthnotes-*.whl"):
+        print(f"student edition of the package (answers sealed): {wheel}")
     return 0
 
 

@@ -3,52 +3,96 @@ the student edition holds these sealed, ``depthnotes.course.sealed``)."""
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Function, Mistake, Number
+from depthnotes.course.kinds import Function, Mistake, Number, Written
 
 
-def _one_lookup_starts(f: list[int]) -> int:
-    """Start points x where two hops land on x, f(x) or f^-1(x): one look-up away."""
-    return sum(f[f[x]] in (x, f[x], f.index(x)) for x in range(len(f)))
+def _hop(seq, t):
+    """One hop of k-hop induction: the position just after the last earlier occurrence of the
+    symbol at t, or -1 if there is none."""
+    earlier = [j for j in range(t) if seq[j] == seq[t]]
+    return earlier[-1] + 1 if earlier else -1
+
+
+def _answer(seq, t, k, hop=_hop):
+    for _ in range(k):
+        t = hop(seq, t)
+        if t < 0:
+            return -1
+    return seq[t]
+
+
+def _first_hop(seq, t):          # a mistake: the first earlier occurrence
+    earlier = [j for j in range(t) if seq[j] == seq[t]]
+    return earlier[0] + 1 if earlier else -1
+
+
+def _occurrence(seq, t):         # a mistake: the occurrence itself, not the one after
+    earlier = [j for j in range(t) if seq[j] == seq[t]]
+    return earlier[-1] if earlier else -1
+
+
+_SEQS = ([0, 1, 2, 0, 1, 3, 0, 2, 1, 0], [2, 3, 2, 1, 3, 2, 1, 0, 3, 1, 2],
+         [1, 0, 1, 0, 1, 0, 1], [3, 2, 1, 0])
 
 
 EXERCISES = {
     "3.1": Function(
-        cases=lambda g: [(([1, 4, 5, 0, 3, 2], 4, 3), 1), (([1, 4, 5, 0, 3, 2], 5, 2), 5),
-                         (([1, 2, 0], 0, 0), 0), (([2, 0, 1], 1, 4), 0)],
-        idea="Start at x and follow the table one step at a time, as many steps as k says.",
+        cases=lambda: [((s, t), _hop(s, t)) for s in _SEQS for t in range(len(s))],
+        integer=True,
+        idea="Look left from t for the symbol at t; the hop lands one position after the "
+             "nearest earlier occurrence (and nowhere, -1, if there is none).",
         mistakes=(
-            Mistake(lambda f, x, k: f[x],
-                    "Your function follows the pointer once; it must follow it k times."),
-            Mistake(lambda f, x, k: x if k == 0 else f[f[x]] if k > 1 else f[x],
-                    "Do not stop after two steps: follow the pointer exactly k times."),
+            Mistake(_first_hop, "Use the last (nearest) earlier occurrence, not the first."),
+            Mistake(_occurrence, "The hop lands just after the earlier occurrence: on what "
+                                 "came next, as an induction head copies it."),
         )),
-    "3.2": Number(
-        expected=lambda g: 2 / 9, rel=1e-9,
-        idea="f^2(x) = x exactly when x's cycle has a length that divides 2; add the "
-             "probabilities of those lengths.",
+    "3.2": Function(
+        cases=lambda: [((s, t, k), _answer(s, t, k)) for s in _SEQS
+                       for t in range(len(s)) for k in (1, 2, 3)],
+        integer=True,
+        idea="Apply one_hop k times, stopping with -1 as soon as a hop runs off the start; "
+             "the answer is the symbol at the final position.",
         mistakes=(
-            Mistake(lambda g: 1 / 9, "That is guessing. Answering x is right more often: on "
-                                     "which cycle lengths do two hops come back to x?"),
-            Mistake(lambda g: 1 / 9 + 1 / 8,
-                    "Each cycle length 1..n has probability 1/n, here 1/9."),
-            Mistake(lambda g: 3 / 9, "A cycle of length 3 takes three hops to come back, "
-                                     "not two."),
+            Mistake(lambda s, t, k: _answer(s, t, 1),
+                    "Hop k times, each hop from where the previous one landed."),
+            Mistake(lambda s, t, k: _answer(s, t, k, hop=_occurrence),
+                    "Each hop lands one position after the earlier occurrence."),
         )),
     "3.3": Number(
-        expected=lambda g: _one_lookup_starts([1, 2, 0, 4, 3]), integer=True,
-        idea="Follow two steps from each start point and see where you land, relative to x, "
-             "on each of the two cycles.",
+        expected=lambda: max(k for k in range(1, 200) if 2 + (k - 1).bit_length() <= 6),
+        integer=True,
+        idea="After its first two blocks, each doubling block doubles the number of hops a "
+             "position knows; count how far the remaining blocks get you.",
         mistakes=(
-            Mistake(lambda g: 3, "On the 2-cycle, where do two steps bring you?"),
-            Mistake(lambda g: 2, "On the 3-cycle, two steps forward land where one step "
-                                 "backward does."),
+            Mistake(lambda: 2 ** 6, "The first two blocks do one hop between them; only the "
+                                    "blocks after them double."),
+            Mistake(lambda: 5, "That is the relay circuit (k + 1 blocks): doubling goes "
+                               "much further with the same blocks."),
         )),
-    "3.4": Number(
-        expected=lambda g: sum(1 / 6 for j in range(1, 7) if j <= 3), rel=1e-9,
-        idea="Add the probabilities of the cycle lengths on which two hops are one look-up "
-             "away.",
-        mistakes=(
-            Mistake(lambda g: 2 / 6, "A cycle of length 1 (a fixed point) counts too."),
-            Mistake(lambda g: 1 / 6, "More than one cycle length qualifies."),
-        )),
+}
+
+WRITTEN = {
+    "3.6": Written(
+        model="Both circuits exist at these sizes: the construction scores 1.00 with relay in "
+              "k + 1 blocks and with doubling in 2 + ⌈log2 k⌉. Training found relay: the "
+              "trained models' later blocks each read one hop back. Relay's read is the same "
+              "content match in every block (my letter against each position's previous "
+              "letter), so one learned match serves every hop and each block's gradient "
+              "points the same way; a doubling block reads at an address that the block "
+              "below must first learn to write, so neither block is rewarded until both work. "
+              "So the depth a trained model needs reflects what gradient descent finds in "
+              "the budget, not the least depth that can do the task.",
+        rubric=("states that both circuits can be built (the construction) and that the "
+                "trained models use relay (the look inside)",
+                "gives a mechanism for why relay is easier to learn (same read in every block; "
+                "doubling's address must be written and used together)",
+                "draws the consequence: trained depth ≠ the least depth that can do k hops"),
+        points=3),
+}
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+SUBQUESTIONS = {
+    "3.5": "A relay stack with b < k + 1 blocks does b - 1 exact hops, so at k it answers "
+           "the (b - 1)-hop symbol and scores what that symbol's agreement with the k-hop one "
+           "is (shorter_hops_baseline(task16, k, b - 1) measures it).",
 }

@@ -4,7 +4,8 @@ the student edition holds these sealed, ``depthnotes.course.sealed``)."""
 from __future__ import annotations
 
 from depthnotes.core.config import ModelConfig
-from depthnotes.course.kinds import Function, Mistake, Number
+from depthnotes.core.fitting import LinearFit
+from depthnotes.course.kinds import Written, Function, Mistake
 
 
 def _decode_bytes(L: int, d: int, V: int) -> int:
@@ -14,18 +15,8 @@ def _decode_bytes(L: int, d: int, V: int) -> int:
 
 
 EXERCISES = {
-    "7.1": Number(
-        needs=("fit",), rel=1e-6, expected=lambda g: g["fit"].predict(96),
-        idea="The fitted line gives a fixed cost that every token pays plus a cost per block; "
-             "evaluate it at the depth asked for.",
-        mistakes=(
-            Mistake(lambda g: g["fit"].slope * 96,
-                    "Every token also pays the line's fixed part, whatever the depth."),
-            Mistake(lambda g: 2 * g["fit"].predict(48),
-                    "The fixed part is paid once per token, not once per 48 blocks."),
-        )),
     "7.2": Function(
-        cases=lambda g: [((L, d, V), _decode_bytes(L, d, V))
+        cases=lambda: [((L, d, V), _decode_bytes(L, d, V))
                          for L, d, V in ((1, 64, 256), (12, 768, 50257), (48, 512, 96))],
         idea="List what one decode step reads — every block's weights, biases and norms, the "
              "final norm, the whole head, one row of each embedding table — and give bytes "
@@ -37,27 +28,56 @@ EXERCISES = {
                     "A decode step reads one row of the token table, not all of it (the tied "
                     "head reads the whole matrix once)."),
         )),
-    "7.3": Number(
-        needs=("bandwidth",), rel=1e-3,
-        expected=lambda g: _decode_bytes(24, 1024, 50257) / (g["bandwidth"] * 1e9) * 1e3,
+    "7.3": Function(
+        cases=lambda: [((_decode_bytes(24, 1024, 50257), 20.0), _decode_bytes(24, 1024, 50257)
+                        / 20e9 * 1e3), ((4e9, 8.0), 500.0), ((1e6, 25.0), 0.04)],
         idea="The lower bound is the bytes read per token divided by the rate at which "
              "memory delivers them; mind the units (GB/s and ms).",
         mistakes=(
-            Mistake(lambda g: _decode_bytes(24, 1024, 50257) / (g["bandwidth"] * 1e9),
+            Mistake(lambda b, gbs: b / (gbs * 1e9),
                     "That is in seconds: the task asks for milliseconds."),
-            Mistake(lambda g: _decode_bytes(24, 1024, 50257) / 4 / (g["bandwidth"] * 1e9) * 1e3,
-                    "Count bytes, not parameters: fp32 takes 4 bytes each."),
+            Mistake(lambda b, gbs: b / 4 / (gbs * 1e9) * 1e3,
+                    "The argument is bytes already: do not divide by 4 again."),
         )),
-    "7.4": Number(
-        needs=("head", "fit"), rel=0.02,
-        expected=lambda g: g["head"].median / g["fit"].predict(6),
-        idea="The large-vocabulary line (fit_big) at this depth is a token's whole time, head "
-             "included; the fraction is the head's own time over that total.",
+    "7.4": Function(
+        cases=lambda: [((2.0, LinearFit(slope=0.4, intercept=2.5, r2=1.0), 6), 2.0 / 4.9),
+                       ((1.0, LinearFit(slope=0.1, intercept=1.5, r2=1.0), 12), 1.0 / 2.7),
+                       ((0.5, LinearFit(slope=1.0, intercept=0.6, r2=1.0), 2), 0.5 / 2.6)],
+        idea="The line fitted at the large vocabulary is a token's whole time, head included; "
+             "the fraction is the head's own time over that total at the depth asked for.",
         mistakes=(
-            Mistake(lambda g: g["head"].median / (g["head"].median + g["fit"].predict(6)),
-                    "fit_big's line already contains the head (it is most of its intercept): "
-                    "do not add the head's time again."),
-            Mistake(lambda g: g["head"].median / (6 * g["fit"].slope),
-                    "A token's time is the whole line at L = 6, intercept included."),
+            Mistake(lambda h, fit, L: h / (h + fit.predict(L)),
+                    "That line already contains the head (it is most of its intercept): do not "
+                    "add the head's time again."),
+            Mistake(lambda h, fit, L: h / (L * fit.slope),
+                    "A token's time is the whole line at L, intercept included."),
         )),
+}
+
+WRITTEN = {
+    "7.7": Written(
+        model="At batch 1 a decode step is memory-bound: every block's weights (about "
+              "12d² numbers) are streamed from memory once per token, and the blocks run one "
+              "after another, so the time per token is a fixed part (embedding, head, final "
+              "norm) plus L times a block's time: a straight line in L. At equal parameters the "
+              "weights streamed are about the same, but each block also pays costs that do not "
+              "shrink with its width (launching its operations, norms, small products that do "
+              "not reach full bandwidth), and a deeper shape reads more KV cache per token "
+              "(L·d numbers per cached position, which is P/(12d)); fewer, wider blocks pay "
+              "those costs fewer times.",
+        rubric=('identifies decoding at batch 1 as memory-bound: weights streamed once per token',
+                'explains the line: blocks run in sequence, each adding its time',
+                'explains the equal-parameter gap by per-block costs and/or the larger KV cache of deep shapes'),
+        points=3),
+}
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+SUBQUESTIONS = {
+    "7.3": f"GPT-2 medium reads {_decode_bytes(24, 1024, 50257) / 1e9:.2f} GB of fp32 weights "
+           "per token, so at 20 GB/s it cannot decode faster than "
+           f"{_decode_bytes(24, 1024, 50257) / 20e9 * 1e3:.0f} ms per token; with this "
+           "machine's measured bandwidth, bound_ms(decode_weight_bytes(...), bandwidth).",
+    "7.4": "head_fraction(head_big.median, fit_big, 6) depends on the machine; the chapter's "
+           "summary gives the head's cost in blocks of width 512 on the machine that built "
+           "the site.",
 }

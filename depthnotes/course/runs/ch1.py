@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment
+from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import model_problem, non_embedding
 
 
@@ -23,6 +23,28 @@ def _rule_within_5pct(count, given):
     return abs(12 * c.n_layer * c.d_model ** 2 / count - 1) <= 0.05
 
 
+GROWTH_OPTIONS = ("less than 4x", "exactly 4x", "more than 4x")
+
+
+def _verify_1_6(models, given):
+    if not (isinstance(models, tuple) and len(models) == 2):
+        return "pass models=(narrow, wide): the two models you built."
+    for m in models:
+        problem = model_problem(m)
+        if problem:
+            return problem
+    narrow, wide = (m.config for m in models)
+    if (narrow.d_model, wide.d_model) != (32, 64) or narrow.n_layer != wide.n_layer:
+        return "build the same depth twice, at d_model 32 and then 64."
+    return None
+
+
+def _growth(models, given):
+    ratio = non_embedding(models[1]) / non_embedding(models[0])
+    return ("exactly 4x" if ratio == 4 else
+            "less than 4x" if ratio < 4 else "more than 4x")
+
+
 RUNS = {
     "1.5": Experiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
@@ -30,4 +52,8 @@ RUNS = {
         idea="Build the model, sum p.numel() over its parameters minus the two embedding "
              "tables, and compare that with the rule's 12·L·d².",
         read="Compare your count with 12·L·d² for your own L and d: is the gap at most 5 %?"),
+    "1.6": Predict(
+        needs=("prediction",), verify=_verify_1_6, outcome=_growth, options=GROWTH_OPTIONS,
+        idea="Build both models (on the meta device they take no memory), count each one's "
+             "non-embedding parameters from its tensors, and divide."),
 }

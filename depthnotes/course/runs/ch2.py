@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment
+from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import model_problem
 
 
@@ -31,6 +31,42 @@ def _costs_one_table(cost, given):
     return cost == c.vocab_size * c.d_model
 
 
+FLOP_OPTIONS = ("under 1.25x", "1.25x to 1.75x", "over 1.75x")
+
+
+def _verify_2_6(flops, given):
+    if not (isinstance(flops, dict) and set(flops) == {1024, 2048}):
+        return "pass a dict {1024: FLOPs per token, 2048: FLOPs per token}."
+    if not all(isinstance(v, (int, float)) and v > 1e8 for v in flops.values()):
+        return "each entry is GPT-2 small's forward FLOPs per token (over 10^8)."
+    return None
+
+
+def _flop_growth(flops, given):
+    ratio = flops[2048] / flops[1024]
+    return FLOP_OPTIONS[0] if ratio < 1.25 else FLOP_OPTIONS[1] if ratio <= 1.75 \
+        else FLOP_OPTIONS[2]
+
+
+def _verify_2_7(crossing, given):
+    from depthnotes.core.config import ModelConfig
+    from depthnotes.core.params import count_params
+
+    config = given["config"]
+    if not isinstance(config, ModelConfig):
+        return f"pass config= the ModelConfig of your shape, not {type(config).__name__}."
+    weights = count_params(config).total
+    want = -(-weights // (2 * config.n_layer * config.d_model))      # ceiling
+    if crossing != want:
+        return (f"{crossing!r} is not the first context length at which your shape's cache "
+                "holds at least as many numbers as its weights.")
+    return None
+
+
+def _within_context(crossing, given):
+    return crossing <= given["config"].context
+
+
 RUNS = {
     "2.4": Experiment(
         needs=("models", "conclusion"), answers=("models", "conclusion"),
@@ -38,4 +74,15 @@ RUNS = {
         idea="Build both models with the same preset (one block is enough), count each one's "
              "parameters from its tensors, and subtract.",
         read="Compare your measured difference with vocab_size × d_model for your models."),
+    "2.6": Predict(
+        needs=("prediction",), verify=_verify_2_6, outcome=_flop_growth,
+        options=FLOP_OPTIONS,
+        idea="Count with FlopCounterMode on the meta device, as the chapter did, once at "
+             "T = 1024 and once at T = 2048, and divide each total by T."),
+    "2.7": Experiment(
+        needs=("config", "conclusion"), answers=("config", "conclusion"),
+        verify=_verify_2_7, outcome=_within_context, options=(True, False),
+        idea="The cache holds 2·L·d numbers per token, the weights count_params(config).total "
+             "numbers: find the first T at which the first reaches the second.",
+        read="Compare your crossing with config.context: is it within the window?"),
 }

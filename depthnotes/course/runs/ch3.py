@@ -2,56 +2,56 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment
+from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.runs._common import model_problem
 
-_OPTIONS_3_6 = ("4 or fewer", "5", "more than 5 or never")
+SCORE_OPTIONS = ("under 0.1", "0.1 to 0.9", "over 0.9")
 
 
-def _verify_3_6(needed, given):
-    from depthnotes.verdicts.ch3_chasing import depth_needed, family_shapes
-
-    shapes = family_shapes(given["record"], "fixed width", rate_from=1)
-    want = depth_needed(shapes, 4, given["threshold"])
-    if not isinstance(needed, list) or len(needed) != len(want):
-        return f"expected a list with one depth (or None) per seed, {len(want)} entries."
-    if needed != want:
-        return "that is not what the fixed-width family's k = 4 accuracies give."
+def _scored_problem(run, given, blocks: int | None = None) -> str | None:
+    if not (isinstance(run, tuple) and len(run) == 2):
+        return "pass the pair (model, accuracy): the model you built and its score."
+    model, accuracy = run
+    problem = model_problem(model)
+    if problem:
+        return problem
+    if blocks is not None and model.config.n_layer != blocks:
+        return (f"your model has {model.config.n_layer} blocks; the task asks for "
+                f"{blocks}.")
+    if not (isinstance(accuracy, float) and 0 <= accuracy <= 1):
+        return "the accuracy is score(model, task, k), a number between 0 and 1."
     return None
 
 
-def _outcome_3_6(needed, given):
-    if None in needed or max(needed) > 5:
-        return "more than 5 or never"
-    return "5" if max(needed) == 5 else "4 or fewer"
+def _verify_3_4(run, given):
+    return _scored_problem(run, given, blocks=5)
 
 
-def _verify_3_5(hits, given):
-    if given["n"] < 4:
-        return "pick n of at least 4 symbols (with fewer, every cycle is short)."
-    if not isinstance(hits, list) or len(hits) < 1000:
-        return "collect at least 1,000 trials in a list (one True or False per trial)."
-    if not all(isinstance(h, bool) for h in hits):
-        return "each trial is True or False: did two hops land within one look-up?"
+def _bucket(run, given):
+    accuracy = run[1]
+    return SCORE_OPTIONS[0] if accuracy < 0.1 else SCORE_OPTIONS[1] if accuracy <= 0.9 \
+        else SCORE_OPTIONS[2]
+
+
+def _verify_3_5(run, given):
+    problem = _scored_problem(run, given)
+    if problem:
+        return problem
+    if given["k"] not in (1, 2, 4, 8, 16) or run[0].config.n_layer > given["k"] + 1:
+        return ("pick k from 1, 2, 4, 8, 16 and at most k + 1 blocks (the full relay "
+                "circuit).")
     return None
-
-
-def _agrees_with_3_over_n(hits, given):
-    return abs(sum(hits) / len(hits) - 3 / given["n"]) <= 0.05
 
 
 RUNS = {
+    "3.4": Predict(
+        needs=("prediction",), verify=_verify_3_4, outcome=_bucket, options=SCORE_OPTIONS,
+        idea="doubling_model(task16, 16, blocks=5) keeps the first five blocks of the "
+             "six-block circuit; score it with score(model, task16, 16, n_sequences=64)."),
     "3.5": Experiment(
-        needs=("n", "conclusion"), verify=_verify_3_5, outcome=_agrees_with_3_over_n,
-        options=(True, False),
-        idea="Draw random permutations of n symbols and a random start point, follow two "
-             "hops with your chase, and record whether you landed on x, f(x) or f^-1(x).",
-        read="Compare the fraction of your trials that were True with what your answer to "
-             "3.4 predicts for n symbols: are they within 0.05?"),
-    "3.6": Experiment(
-        needs=("record", "threshold", "conclusion"), verify=_verify_3_6, outcome=_outcome_3_6,
-        options=_OPTIONS_3_6,
-        idea="Use depth_needed on the fixed-width family's shapes (family_shapes(record, "
-             "'fixed width', rate_from=1), as the chapter's shapes) with k = 4 and the "
-             "chapter's level SOLVED.",
-        read="Classify by the largest depth needed over the seeds (None counts as never)."),
+        needs=("k", "conclusion"), answers=("k", "conclusion"), verify=_verify_3_5,
+        outcome=lambda run, given: run[1] >= 0.99, options=(True, False),
+        idea="relay_model(task16, k, blocks=b) keeps the first b blocks of the relay circuit; "
+             "score it at k with score(model, task16, k, n_sequences=64).",
+        read="Read your own score: is it at least 0.99 (the circuit works at this k)?"),
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment
+from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import is_instance
 
 
@@ -35,6 +35,28 @@ def _under_half_a_block(timings, given):
     return bool(per_block < 0.5 * given["fit"].slope)
 
 
+LONGER = ("within 25 % of the short prompt", "more than 25 % slower")
+
+
+def _verify_7_6(timings, given):
+    if not (isinstance(timings, tuple) and len(timings) == 2):
+        return "pass the two timings as a pair: (short prompt, long prompt)."
+    for t in timings:
+        if not is_instance(t, "depthnotes.bench.latency", "LatencyResult"):
+            return f"expected LatencyResults from measure_latency, got {type(t).__name__}."
+    short, long = timings
+    if (short.n_layer, short.d_model) != (long.n_layer, long.d_model):
+        return "time the same shape twice; only the prompt length may differ."
+    if long.prompt_len < 4 * short.prompt_len:
+        return "make the long prompt at least four times the short one."
+    return None
+
+
+def _longer(timings, given):
+    short, long = timings
+    return LONGER[0] if long.ms_per_token <= 1.25 * short.ms_per_token else LONGER[1]
+
+
 RUNS = {
     "7.5": Experiment(
         needs=("fit", "conclusion"), verify=_verify_7_5, outcome=_under_half_a_block,
@@ -43,4 +65,8 @@ RUNS = {
              "smallest is first_memory_depth(config, cache)); the difference divided by the "
              "difference in depth is the time of one block at that width.",
         read="Compare your time per block with half of fit.slope, the time per block at d = 512."),
+    "7.6": Predict(
+        needs=("prediction",), verify=_verify_7_6, outcome=_longer, options=LONGER,
+        idea="measure_latency(config, prompt_len=P, **rest) for a short and a long P; compare "
+             "the two ms_per_token (the cached decode steps after each prompt)."),
 }
