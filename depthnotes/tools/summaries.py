@@ -80,7 +80,9 @@ def _task_text(nb, answer_index: int) -> str:
     for j in range(answer_index - 1, -1, -1):
         cell = nb.cells[j]
         if cell.cell_type == "markdown":
-            paras = [p for p in re.split(r"\n\s*\n", cell.source.strip()) if p.strip()]
+            text = "\n".join(line for line in cell.source.splitlines()
+                             if not line.startswith(":::"))    # a fold's fences
+            paras = [p for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
             tasks = [p for p in paras if re.match(r"\**\s*Exercise\b", p.strip())]
             para = (tasks or paras or [""])[-1]
             return " ".join(para.split())
