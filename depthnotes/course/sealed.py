@@ -3,7 +3,7 @@
 ``python -m depthnotes.tools.student`` writes ``sealed.json`` into the student edition of the
 package from the instructor's ``depthnotes.course.answers`` (which that edition does not
 ship). For each exercise it holds what the check compares against, as salted slow hashes
-(:func:`depthnotes.course.kinds.digest`) of the compared forms:
+(``depthnotes.course.kinds.digest``) of the compared forms:
 
 - a number: its forms at the precision the exercise asks for, each known mistake's forms, and
   the answer's forms at fewer digits (for "give more digits");
@@ -95,8 +95,8 @@ def _hashes(forms) -> frozenset:
 # ---------------------------------------------------------------- sealing and unsealing
 
 def seal(spec, salt: str | None = None, rounds: int = ROUNDS) -> dict:
-    """One exercise's spec as sealed JSON (a :class:`Number`, :class:`Choice` or
-    :class:`Function`), hashed with ``rounds`` PBKDF2 rounds (the tests use fewer)."""
+    """One exercise's spec as sealed JSON (a :class:`~depthnotes.course.kinds.Number`,
+    :class:`~depthnotes.course.kinds.Choice` or :class:`~depthnotes.course.kinds.Function`), hashed with ``rounds`` PBKDF2 rounds (the tests use fewer)."""
     salt = salt or secrets.token_hex(8)
     table = spec.table()
     common = {"idea": spec.idea, "needs": list(spec.needs), "salt": salt, "rounds": rounds,
