@@ -408,3 +408,35 @@ def test_claim_checks_stay_visible(path):
               if c.cell_type == "code" and re.search(r"#\s*Claim [CX]\d+", c.source)
               and {"hide-cell", "remove-input", "remove-cell"} & set(c.metadata.get("tags", []))]
     assert not hidden, f"{path.name}: claim check cells hidden from the site: {hidden}"
+
+
+# ------------------------------------------------------------------ 4. figures carry alt text
+
+def figures_without_alt(nb: dict) -> list[int]:
+    """Indices of code cells that store a PNG but give the site no alt text for it (cell
+    metadata ``mystnb.image.alt``): the browser test finds these only after a full build;
+    this finds them from the file."""
+    bad = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code" or "remove-output" in cell["metadata"].get("tags", []):
+            continue
+        pngs = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        alt = cell["metadata"].get("mystnb", {}).get("image", {}).get("alt", "").strip()
+        if pngs and not alt:
+            bad.append(i)
+    return bad
+
+
+def test_the_alt_text_check_can_fail():
+    png = {"output_type": "display_data", "data": {"image/png": "iVBOR"}, "metadata": {}}
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [png], "source": ""},
+                    {"cell_type": "code", "outputs": [png], "source": "",
+                     "metadata": {"mystnb": {"image": {"alt": "A line rising."}}}}]}
+    assert figures_without_alt(nb) == [0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_every_figure_has_alt_text(path):
+    bad = figures_without_alt(json.loads(path.read_text()))
+    assert not bad, (f"{path.name}: code cells {bad} store a figure without alt text; give the "
+                     "cell metadata mystnb.image.alt (and figure.caption) as the other figures do")
