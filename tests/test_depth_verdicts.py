@@ -334,6 +334,8 @@ def test_a_cell_says_whether_the_distinct_blocks_beat_one_block_once():
     looped, sweep = _khop([0.9, 0.9, 0.9], [0.30, 0.31, 0.33], [0.30, 0.31, 0.32])
     (cell,) = dv.loop_cells(looped, sweep)
     assert cell.passes and not cell.distinct_beats_once              # nothing to stand in for
+    assert cell.word == NOT_TESTABLE       # no positive control: the cell cannot judge X1
+    assert dv.loop_word([cell]) == NOT_TESTABLE
 
 
 def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():

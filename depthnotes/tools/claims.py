@@ -289,9 +289,10 @@ FINDINGS: dict[str, Finding] = {
     "X1 #1": _F("cost", "One block applied 8 times has {x1_params_looped} parameters against "
                         "{x1_params_distinct}, and takes {x1_share} of the way from one "
                         "block's time per token to eight blocks'.", None),
-    "X1 #2": _F("trained", "The looped block beat one block once and matched the distinct "
-                           "blocks in {x1_passed} of {x1_cells} (loops, k) cells.",
-                CONTRADICTED),
+    "X1 #2": _F("trained", "On pointer chasing distinct blocks clearly beat one block once in "
+                           "{x1_ref} of {x1_cells} (loops, k) cells: no positive control, so "
+                           "no test; the induction-task record is defined, not yet run.",
+                NOT_TESTABLE),
     "X2 #1": _F("one step", "One Adam step moves the stream like L^{x2_exp_std} without a "
                             "rule, L^{x2_exp_inv} with 1/L branches.", REPRODUCED),
     "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "

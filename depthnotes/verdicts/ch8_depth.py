@@ -79,8 +79,13 @@ class LoopCell:
 
     @property
     def word(self) -> str:
-        """This cell's word: reproduced when it passes, contradicted when the looped block
-        is clearly worse than one block once, else not shown."""
+        """This cell's word. The positive control first: where n distinct blocks do not
+        clearly beat one block once, there is no serial advantage for the looped block to
+        stand in for, and the cell is not testable here (whatever the looped block did).
+        Otherwise reproduced when it passes, contradicted when the looped block is clearly
+        worse than one block once, else not shown."""
+        if not self.distinct_beats_once:
+            return NOT_TESTABLE
         if self.passes:
             return REPRODUCED
         return CONTRADICTED if word_for(self.vs_once, self.once) == REPRODUCED else NOT_SHOWN
@@ -150,8 +155,9 @@ def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
 
 
 def loop_word(cells: list[LoopCell]) -> str:
-    """X1's word: the cells' words combined (``LoopCell.word``; a cell passes when the looped
-    block clearly beats one block once and is not clearly worse than the distinct blocks)."""
+    """X1's word: the cells' words combined (``LoopCell.word``; a cell with its positive
+    control passes when the looped block clearly beats one block once and is not clearly
+    worse than the distinct blocks; a cell without it is not testable)."""
     if not cells:
         raise ValueError("loop_word needs at least one (n, k) cell")
     return combine([c.word for c in cells])
