@@ -482,3 +482,49 @@ def test_bounded_word_and_the_c10_control():
     assert word == NOT_SHOWN                               # the control is as small
     word, _ = control_word((0.6, 0.7, 0.65), (0.05, 0.06, 0.04))
     assert word == CONTRADICTED
+
+
+class _ResponseRecord:
+    """A stand-in for ``init_response_depth``: DeepNorm's first update set by hand per
+    measure as c * L^k, three seeds with small offsets."""
+
+    seeds = (0, 1, 2)
+
+    def __init__(self, k_sgd, k_adam, k_scaled, depths=(6, 24, 96, 200, 500, 1000)):
+        self.k = (k_sgd, k_adam, k_scaled)
+        self.arms = [f"DeepNorm, L={L}" for L in depths]
+        self._L = dict(zip(self.arms, depths))
+
+    def arm(self, name):
+        return {"info": {"family": "DeepNorm", "n_layer": self._L[name]}}
+
+    def run(self, name, seed):
+        L = self._L[name]
+        k_sgd, k_adam, k_scaled = self.k
+        jitter = 1 + 0.01 * seed
+        return {"probes": {"sgd_update": 2 * jitter * L ** k_sgd,
+                           "sensitivity": 1e-3,
+                           "adam_update": [0.1 * jitter * L ** k_adam,
+                                           jitter * L ** k_adam,
+                                           3 * jitter * L ** k_scaled]}}
+
+
+def test_update_parts_judge_each_optimiser_setting_on_its_own_exponent():
+    """One part per setting (SGD, Adam at a fixed rate, Adam at 1/sqrt(L)), each judged by
+    DeepNorm's fitted exponent over every depth: a flat setting is reproduced, a growing one
+    contradicted, whatever the other settings do; the growth and the partial fit follow."""
+    from depthnotes.verdicts.ch5_fixes import UPDATE_SETTINGS, update_parts
+
+    parts = update_parts(_ResponseRecord(0.0, 0.5, 0.05))
+    assert [p.piece for p in parts] == [piece for piece, _ in UPDATE_SETTINGS]
+    words = {p.measure: p.word for p in parts}
+    assert words == {"sgd": REPRODUCED, "adam 1e-3": CONTRADICTED,
+                     "adam 1/sqrt(L)": REPRODUCED}
+    adam = parts[1]
+    assert all(e == pytest.approx(0.5) for e in adam.exponents)
+    assert adam.growth == pytest.approx((1000 / 6) ** 0.5)
+    assert all(e == pytest.approx(0.5) for e in adam.exponents_up_to(200))
+    # the SGD setting growing and the Adam one flat: the words follow each setting
+    flipped = {p.measure: p.word for p in update_parts(_ResponseRecord(0.3, 0.0, 0.3))}
+    assert flipped == {"sgd": CONTRADICTED, "adam 1e-3": REPRODUCED,
+                       "adam 1/sqrt(L)": CONTRADICTED}

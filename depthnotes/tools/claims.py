@@ -258,8 +258,16 @@ FINDINGS: dict[str, Finding] = {
                   "blocks are {c10_contrib_word}.", IN_PART),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
-    "C12 update": _F("update", "DeepNorm's first update is clearly smaller than post-norm's, "
-                               "but grows with depth like L^{c12_deep_exp}.", IN_PART),
+    "C12 update, SGD": _F("update, SGD",
+                          "One SGD step moves DeepNorm's output like L^k, k = {c12_k_sgd} "
+                          "over {c12_Lmin}–{c12_Lmax} blocks: flat to {c12_part_L} "
+                          "({c12_k_sgd_part}), then rising.", CONTRADICTED),
+    "C12 update, Adam": _F("update, Adam", "Adam's first step at a fixed rate moves it like "
+                                           "L^k, k = {c12_k_adam}: every weight moves by the "
+                                           "rate whatever its gradient.", CONTRADICTED),
+    "C12 update, Adam at 1/√L": _F("update, Adam at 1/√L", "With Adam's rate shrinking as "
+                                                           "1/√L, k = {c12_k_scaled}.",
+                                   REPRODUCED),
     "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
                              "blocks the two are within noise.", IN_PART),
     "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "

@@ -56,7 +56,7 @@ OPTIONAL_RECORDS = ("fixes_at_48_gpt2", "deepnorm_ablation_48")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", "prenorm_layer_use",
-           "deepnorm_update_size", "deepnorm_1000_layers")
+           "init_response_depth", "deepnorm_1000_layers")
 
 
 def unigram_loss(corpus) -> float:
@@ -503,3 +503,50 @@ def control_word(pre: tuple[float, ...], control: tuple[float, ...],
 
 
 __all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word"]
+
+
+# -- C12's update part, by optimiser (init_response_depth) ----------------------------------
+#: The settings in which C12's update part is judged, each a row on the claims page: (the
+#: piece's name, the ``RESPONSES`` measure). DeepNet derives its bound for SGD steps; training
+#: uses Adam, at a fixed rate and at a rate shrinking as 1/sqrt(L).
+UPDATE_SETTINGS = (("update, SGD", "sgd"), ("update, Adam", "adam 1e-3"),
+                   ("update, Adam at 1/√L", "adam 1/sqrt(L)"))
+
+
+@dataclass(frozen=True)
+class BoundedPart:
+    """One setting of C12's update part: DeepNorm's first update per depth and seed, its
+    per-seed exponents in L and the *bounded* word (``bounded_word``)."""
+
+    piece: str                          # "update, SGD"
+    measure: str                        # the ``RESPONSES`` name
+    sizes: dict                         # {L: [first update per seed]}
+    exponents: tuple[float, ...]        # per seed, over every depth of the record
+    word: str
+
+    @property
+    def growth(self) -> float:
+        """The mean first update at the deepest depth over that at the shallowest."""
+        depths = sorted(self.sizes)
+        return float(np.mean(self.sizes[depths[-1]]) / np.mean(self.sizes[depths[0]]))
+
+    def exponents_up_to(self, n_layer: int) -> tuple[float, ...]:
+        """Per seed, the exponent fitted over the depths up to ``n_layer`` only (shown beside
+        the verdict, which uses every depth)."""
+        part = {L: v for L, v in self.sizes.items() if L <= n_layer}
+        return tuple(update_exponents({"f": part})["f"])
+
+
+def update_parts(record, family: str = "DeepNorm") -> list[BoundedPart]:
+    """C12's update part on ``init_response_depth``, one ``BoundedPart`` per
+    ``UPDATE_SETTINGS``: ``family``'s first update fitted against L (``update_exponents``,
+    every depth of the record) and judged by ``bounded_word``."""
+    out = []
+    for piece, measure in UPDATE_SETTINGS:
+        sizes = init_responses(record, measure)[family]
+        exps = tuple(update_exponents({family: sizes})[family])
+        out.append(BoundedPart(piece, measure, sizes, exps, bounded_word(list(exps))))
+    return out
+
+
+__all__ += ["UPDATE_SETTINGS", "BoundedPart", "update_parts"]
