@@ -1,8 +1,10 @@
-"""Interactive explorers for Jupyter (ipywidgets), one per chapter that has one.
+"""The chapters' explorers, one per chapter that has one.
 
-A widget needs a running kernel: on the static website its sliders render but do nothing.
-Every explorer therefore has a plain function behind it (tested like any other code) and the
-chapter shows a static figure that tells the same story without a kernel.
+Each is an :class:`~depthnotes.page.explorer.Explorer`: its outputs are computed over a
+small grid of control values when the notebook runs, and it shows as an ipywidgets explorer
+in Jupyter and as a self-contained HTML explorer on the static website (no kernel needed;
+see ``page/explorer.py``). The grids are the explorers' controls in both views. Every
+explorer has a plain function behind it (tested like any other code).
 
 Explorers from different chapters live here side by side; each is a function that builds and
 returns its widget, so importing this module costs nothing until one is called.
@@ -45,24 +47,30 @@ def format_breakdown(parts: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+#: The calculator's grid (the website shows every point of it; see ``explorer``).
+PARAM_LAYERS = (1, 2, 4, 8, 12, 24, 48, 96)
+PARAM_WIDTHS = tuple(2 ** k for k in range(6, 14))
+PARAM_FFN_MULTS = (2, 4, 8)
+PARAM_VOCABS = (256, 50257, 128256)
+
+
 def param_explorer():
-    """Sliders for L, d, FFN ratio and vocabulary -> the exact count, by group."""
-    import ipywidgets as w
+    """Controls for L, d, FFN ratio, vocabulary and a tied head -> the exact count, by group."""
+    from depthnotes.page.explorer import Control, Explorer
 
-    def show(n_layer, log2_d, ffn_mult, vocab_size, tie_embeddings):
-        print(format_breakdown(param_breakdown(n_layer, 2 ** log2_d, ffn_mult=ffn_mult,
-                                               vocab_size=vocab_size,
-                                               tie_embeddings=tie_embeddings)))
+    def show(n_layer, d_model, ffn_mult, vocab_size, tie_embeddings):
+        return format_breakdown(param_breakdown(n_layer, d_model, ffn_mult=ffn_mult,
+                                                vocab_size=vocab_size,
+                                                tie_embeddings=tie_embeddings))
 
-    return w.interactive(
-        show,
-        n_layer=w.IntSlider(value=12, min=1, max=96, description="L (layers)"),
-        log2_d=w.IntSlider(value=9, min=6, max=13, description="log2 d"),
-        ffn_mult=w.IntSlider(value=4, min=1, max=8, description="d_ff / d"),
-        vocab_size=w.Dropdown(options=[256, 32000, 50257, 128256], value=50257,
-                              description="vocab"),
-        tie_embeddings=w.Checkbox(value=True, description="tied head"),
-    )
+    return Explorer("Parameter calculator: the exact count of one shape, by group", [
+        Control("n_layer", "L (layers)", PARAM_LAYERS, 12),
+        Control("d_model", "d (width)", PARAM_WIDTHS, 512),
+        Control("ffn_mult", "d_ff / d", PARAM_FFN_MULTS, 4),
+        Control("vocab_size", "vocab", PARAM_VOCABS, 50257, kind="select"),
+        Control("tie_embeddings", "tied head", (True, False), True, kind="select",
+                labels=("yes", "no")),
+    ], show)
 
 
 # -- chapters 4 and 5: the residual-stream variance explorer -------------------------------
@@ -94,32 +102,34 @@ def variance_profile(n_layer: int, scheme: str = "pre-norm, plain init", d_model
     return residual_variance_by_layer(model, idx)
 
 
+#: The variance explorer's depths (the website shows every scheme at each).
+VARIANCE_LAYERS = (2, 6, 12, 24, 48, 96)
+
+
+def variance_figure(n_layer: int, scheme: str):
+    """The explorer's figure: one scheme's variance profile at depth ``n_layer``."""
+    from depthnotes.page.plots import NORM_COLORS, finding, new_figure
+
+    v = variance_profile(n_layer, scheme)
+    fig, (ax,) = new_figure(height=3.0, per_row=1)
+    ax.plot(range(n_layer + 1), v, "o-", ms=3, color=NORM_COLORS[VARIANCE_SCHEMES[scheme]["norm"]])
+    ax.set_ylim(0, None)
+    ax.set_xlabel("residual stream after block l (0 = embedding)")
+    ax.set_ylabel("variance of the stream")
+    finding(ax, f"{scheme}, L = {n_layer}: the variance ends at {v[-1]:.3g} "
+                f"({v[-1] / v[0]:.3g}x the embedding's)")
+    return fig
+
+
 def variance_explorer():
-    """Sliders for depth and a choice of norm placement / init -> the variance profile."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
+    """Controls for depth and a choice of norm placement / init -> the variance profile."""
+    from depthnotes.page.explorer import Control, Explorer
 
-    from depthnotes.page.plots import NORM_COLORS
-
-    def show(n_layer, scheme, log_y):
-        v = variance_profile(n_layer, scheme)
-        colour = NORM_COLORS[VARIANCE_SCHEMES[scheme]["norm"]]
-        fig, ax = plt.subplots(figsize=(6.4, 3.4))
-        ax.plot(range(n_layer + 1), v, "o-", ms=3, color=colour)
-        if log_y:
-            ax.set_yscale("log")
-        ax.set_xlabel("residual stream after block l (0 = embedding)")
-        ax.set_ylabel("variance of the stream")
-        ax.set_title(f"{scheme}, L = {n_layer}: final variance {v[-1]:.3g}")
-        plt.show()
-
-    return w.interactive(
-        show,
-        n_layer=w.IntSlider(value=48, min=1, max=200, description="L (layers)"),
-        scheme=w.Dropdown(options=list(VARIANCE_SCHEMES), value="pre-norm, plain init",
-                          description="scheme"),
-        log_y=w.Checkbox(value=False, description="log y"),
-    )
+    return Explorer("Residual-stream variance of an untrained model, block by block", [
+        Control("n_layer", "L (layers)", VARIANCE_LAYERS, 48),
+        Control("scheme", "scheme", tuple(VARIANCE_SCHEMES), "pre-norm, plain init",
+                kind="select"),
+    ], variance_figure)
 
 
 # -- chapter 6: the budget explorer ---------------------------------------------------------
@@ -150,19 +160,20 @@ def format_family(rows: list[dict]) -> str:
 
 
 def budget_explorer(base: ModelConfig, measured=(), budgets=(25_000, 50_000, 100_000,
-                                                            200_000, 400_000)):
+                                                            200_000, 400_000),
+                    max_layers=(4, 8, 16, 32, 64)):
     """Pick a budget P -> its family of shapes, their d/L, and the sweep's loss where trained."""
-    import ipywidgets as w
+    from depthnotes.page.explorer import Control, Explorer
 
     def show(budget, max_layers):
-        print(format_family(budget_family_rows(budget, base, measured, max_layers=max_layers)))
+        return format_family(budget_family_rows(budget, base, measured, max_layers=max_layers))
 
-    return w.interactive(
-        show,
-        budget=w.SelectionSlider(options=list(budgets), value=budgets[0],
-                                 description="P (params)"),
-        max_layers=w.IntSlider(value=16, min=1, max=64, description="max L"),
-    )
+    return Explorer("One parameter budget: its family of shapes", [
+        Control("budget", "P (params)", tuple(budgets), budgets[0],
+                labels=tuple(f"{b:,}" for b in budgets)),
+        Control("max_layers", "max L", tuple(max_layers), 16 if 16 in max_layers
+                else max_layers[-1]),
+    ], show)
 
 
 # -- chapter 8: looped vs distinct blocks on k-hop chasing ----------------------------------
@@ -170,22 +181,18 @@ def loop_explorer(looped, sweep):
     """Pick a number of block applications n and a hop count k -> each seed's k-hop accuracy
     during training for one block once, n distinct blocks and one block looped n times
     (``plots.plot_loop_curves`` of the records ``looped_khop`` and ``khop_depth_sweep``)."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
+    from depthnotes.page.explorer import Control, Explorer
     from depthnotes.page.plots import new_figure, plot_loop_curves
 
     loops = sorted(looped.arm(a)["info"]["loops"] for a in looped.arms)
     hops = list(range(1, sweep.config["data"]["max_hops"] + 1))
 
     def show(n, k):
-        fig, (ax,) = new_figure(height=3.4)
+        fig, (ax,) = new_figure(height=3.4, per_row=1)
         plot_loop_curves(ax, looped, sweep, n, k)
-        plt.show()
+        return fig
 
-    return w.interactive(
-        show,
-        n=w.SelectionSlider(options=[1, *loops], value=loops[0],
-                            description="n (applications)"),
-        k=w.SelectionSlider(options=hops, value=min(2, hops[-1]), description="k (hops)"),
-    )
+    return Explorer("Looped or distinct blocks on k-hop chasing", [
+        Control("n", "n (applications)", tuple(sorted({1, *loops})), loops[0]),
+        Control("k", "k (hops)", tuple(hops), min(2, hops[-1])),
+    ], show)
