@@ -9,6 +9,8 @@ resolves nothing but 127.0.0.1, so the browser has no network but the site. On e
 - every formula is typeset by the site's own MathJax;
 - every image in the page's content loads and has alt text;
 - every widget the page embeds is rendered by the site's own widget manager;
+- every explorer (``depthnotes/page/explorer.py``) responds to its controls: moving each one
+  shows another precomputed frame (:func:`test_explorers_respond_to_their_controls`);
 - every exercise solution is hidden until its toggle is opened.
 
 The same checks run again with every page opened from disk (``file://``), as a student who was
@@ -260,6 +262,10 @@ _WIDGETS = """() => {
 }"""
 
 
+#: The text of every static explorer on the page (its title and controls' labels).
+_EXPLORER_TEXTS = """() => [...document.querySelectorAll('.dn-explorer')].map(e =>
+  [...e.querySelectorAll('.dn-explorer-title, label')].map(l => l.textContent).join('\\n'))"""
+
 #: Where the "In short" box ends, in pixels from the top of the page (None: no box).
 _FINDINGS_BOTTOM = """() => {
   const box = [...document.querySelectorAll('.admonition')].find(
@@ -269,7 +275,7 @@ _FINDINGS_BOTTOM = """() => {
 
 #: Code, output, maths and table blocks wider than their column (they scroll sideways).
 _SIDEWAYS = """() => [...document.querySelectorAll(
-    'div.highlight pre, div.cell_output pre, div.math, mjx-container[display], table')]
+    'div.highlight pre, div.cell_output pre:not([hidden]), div.math, mjx-container[display], table')]
   .filter(e => e.scrollWidth > e.clientWidth + 1).length"""
 
 
@@ -317,6 +323,7 @@ def _check_page(context, base: str, blocked: list[str], rel: str, shots: bool = 
                 first.screenshot(path=str(SHOTS / _shot_name(rel).replace(".png", "__widget.png")))
         info["widgets"] = widgets["rendered"]
         info["widget_text"] = widgets["texts"]
+        info["explorer_text"] = page.evaluate(_EXPLORER_TEXTS)
 
         info["findings_bottom"] = page.evaluate(_FINDINGS_BOTTOM)
         info["sideways"] = page.evaluate(_SIDEWAYS)
@@ -414,9 +421,9 @@ _OPEN_ALL = """() => { document.querySelectorAll('details').forEach(d => d.open 
       e => e.classList.remove('toggle-hidden')); }"""
 
 #: Every code, output, maths and table block: its widths (0: not rendered, which must not count
-#: as fitting).
+#: as fitting). An explorer's hidden frames are not blocks the reader sees (its shown one is).
 _BLOCK_WIDTHS = """() => [...document.querySelectorAll(
-    'div.highlight pre, div.cell_output pre, div.math, mjx-container[display], table')]
+    'div.highlight pre, div.cell_output pre:not([hidden]), div.math, mjx-container[display], table')]
   .map(e => ({what: e.tagName.toLowerCase() + ' ' + (e.innerText || e.textContent || '')
                  .trim().slice(0, 70).replace(/\\s+/g, ' '),
               scroll: e.scrollWidth, client: e.clientWidth}))"""
@@ -479,16 +486,19 @@ def _widget_labels(notebook: Path) -> list[str]:
 
 
 def test_widgets_render(page_reports):
-    """Every chapter that stores a widget shows it on its page, rendered offline by the site's
-    widget manager, with the labels of its controls (the descriptions stored in the notebook)."""
+    """Every chapter that stores a widget shows it on its page with the labels of its controls
+    (the descriptions stored in the notebook): as its static explorer where the output carries
+    one (the site prefers it), else rendered offline by the site's widget manager."""
     expected = {f"notebooks/{nb.stem}.html": labels
                 for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
                 if (labels := _widget_labels(nb))}
     assert expected, "no notebook stores a widget: the chapters' explorers are gone"
     reports = {r["page"]: r for r in page_reports}
     for page, labels in expected.items():
-        assert reports[page].get("widgets"), f"{page}: its widget is not rendered"
-        text = "\n".join(reports[page]["widget_text"])
+        report = reports[page]
+        assert report.get("widgets") or report.get("explorer_text"), \
+            f"{page}: its widget is neither rendered nor shown as a static explorer"
+        text = "\n".join(report["widget_text"] + report["explorer_text"])
         missing = [label for label in labels if label not in text]
         assert not missing, f"{page}: the rendered widget lacks the controls {missing}"
 
@@ -561,3 +571,122 @@ def test_claims_page_links_reach_their_checks(browser_context, site):
     page.close()
     assert not missing, "claim links that miss their check:\n" + "\n".join(missing)
     assert not log.problems(), log.problems()
+
+
+# ---------------------------------------------------------------- the explorers, moved
+
+#: The mime type of a widget's view, and the class of an explorer's static HTML.
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_EXPLORER_CLASS = 'class="dn-explorer"'
+
+#: Chapters whose stored explorer output is still a widget alone (no static view), each with
+#: who re-executes it. A listed chapter that has its static explorer fails, so the list shrinks.
+EXPLORERS_NOT_YET_STATIC = {
+    "notebooks/08_beyond.html": "chapter 8 (helper x1-induction rewrites X1): re-executing the "
+                                "notebook gives loop_explorer's static view",
+}
+
+
+def _explorer_outputs(notebook: Path) -> tuple[int, int]:
+    """(outputs that show a widget, of which carry a static explorer too) in ``notebook``."""
+    widgets = static = 0
+    for cell in json.loads(notebook.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if _WIDGET_VIEW in data:
+                widgets += 1
+                html = data.get("text/html", "")
+                static += _EXPLORER_CLASS in ("".join(html) if isinstance(html, list) else html)
+    return widgets, static
+
+
+def _expected_explorers() -> dict[str, int]:
+    return {f"notebooks/{nb.stem}.html": n[1]
+            for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+            if (n := _explorer_outputs(nb))[0]}
+
+
+def test_every_widget_output_has_its_static_explorer():
+    """Every stored widget output carries the static explorer the site shows (a widget alone
+    would render there with controls that do nothing), except the chapters listed."""
+    counts = {page: _explorer_outputs(ROOT / "notebooks" / page.split("/")[1].replace(
+        ".html", ".ipynb")) for page in _expected_explorers()}
+    assert counts, "no notebook stores a widget: the chapters' explorers are gone"
+    dead = {p: c for p, c in counts.items() if c[1] < c[0] and p not in EXPLORERS_NOT_YET_STATIC}
+    assert not dead, f"widget outputs without a static explorer ((widgets, static)): {dead}"
+    fixed = [p for p in EXPLORERS_NOT_YET_STATIC if p in counts and counts[p][1] == counts[p][0]]
+    assert not fixed, f"{fixed} now have static explorers: remove them from EXPLORERS_NOT_YET_STATIC"
+
+
+#: One explorer's state: the frame its controls point at and what is visible.
+_EXPLORER_STATE = """e => {
+  const frames = [...e.querySelectorAll('[data-dn-frame]')];
+  const shown = frames.filter(f => !f.hidden && f.offsetParent !== null);
+  return {frames: frames.length, index: +e.getAttribute('data-dn-shown'),
+          shown: shown.map(f => frames.indexOf(f)),
+          content: shown.map(f => f.tagName === 'IMG' ? f.getAttribute('src').slice(-200)
+                                                      : f.textContent),
+          loaded: shown.every(f => f.tagName !== 'IMG' || (f.complete && f.naturalWidth > 0)),
+          controls: [...e.querySelectorAll('[data-dn-control]')].map(c => ({
+              tag: c.tagName.toLowerCase(), value: +c.value, n: +c.getAttribute('data-n')}))};
+}"""
+
+
+def test_explorers_respond_to_their_controls(browser_context, site):
+    """On each page with explorers (network cut, 1300 px wide), every control of every explorer
+    is moved as a reader would (arrow keys on a slider, a new option in a list): afterwards
+    exactly one frame shows, it is the frame the controls point at, it is loaded, and it
+    differs from the one shown before. One screenshot of each explorer before and after."""
+    context, base, blocked = browser_context
+    expected = {p: n for p, n in _expected_explorers().items() if n}
+    assert expected, "no chapter stores a static explorer"
+    problems, moved = [], 0
+    for rel, n in expected.items():
+        page = context.new_page()
+        log = PageLog(page, blocked)
+        try:
+            page.set_viewport_size({"width": 1300, "height": 900})
+            page.goto(base + rel, wait_until="load", timeout=30_000)
+            explorers = page.locator(".dn-explorer")
+            if explorers.count() != n:
+                problems.append(f"{rel}: {explorers.count()} explorers on the page, "
+                                f"the notebook stores {n}")
+            for i in range(explorers.count()):
+                ex = explorers.nth(i)
+                ex.scroll_into_view_if_needed()
+                shot = SHOTS / _shot_name(rel).replace(".png", f"__explorer{i + 1}")
+                ex.screenshot(path=f"{shot}_before.png")
+                state = ex.evaluate(_EXPLORER_STATE)
+                for k, ctl in enumerate(state["controls"]):
+                    where = f"{rel} explorer {i + 1} control {k + 1}"
+                    if ctl["n"] < 2:
+                        continue
+                    before = ex.evaluate(_EXPLORER_STATE)
+                    control = ex.locator("[data-dn-control]").nth(k)
+                    if ctl["tag"] == "select":
+                        control.select_option(index=(ctl["value"] + 1) % ctl["n"])
+                    else:
+                        control.focus()
+                        page.keyboard.press("ArrowLeft" if ctl["value"] == ctl["n"] - 1
+                                            else "ArrowRight")
+                    after = ex.evaluate(_EXPLORER_STATE)
+                    moved += 1
+                    values = [c["value"] for c in after["controls"]]
+                    want = 0
+                    for c, v in zip(after["controls"], values):
+                        want = want * c["n"] + v
+                    if values == [c["value"] for c in before["controls"]]:
+                        problems.append(f"{where}: the control did not move")
+                    elif after["shown"] != [want] or after["index"] != want:
+                        problems.append(f"{where}: shows frames {after['shown']}, "
+                                        f"the controls point at {want}")
+                    elif after["content"] == before["content"]:
+                        problems.append(f"{where}: what is shown did not change")
+                    elif not after["loaded"]:
+                        problems.append(f"{where}: the shown frame's image did not load")
+                ex.screenshot(path=f"{shot}_after.png")
+            problems += [f"{rel}: {p}" for p in log.problems()]
+        finally:
+            page.close()
+    assert moved >= sum(expected.values()), f"only {moved} controls moved"
+    assert not problems, "explorers that do not respond:\n" + "\n".join(problems)

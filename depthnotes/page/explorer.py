@@ -128,8 +128,7 @@ def figure_frame(fig, alt: str | None = None) -> Frame:
                             facecolor=fig.get_facecolor())
     png = buf.getvalue()
     if alt is None:
-        sup = fig._suptitle.get_text() if fig._suptitle is not None else ""
-        alt = sup or (fig.axes[0].get_title() if fig.axes else "")
+        alt = fig.get_suptitle() or (fig.axes[0].get_title() if fig.axes else "")
     plt.close(fig)
     small = _small_png(png)
     return Frame(png=small, alt=" ".join(alt.split()), size=png_size(small))
