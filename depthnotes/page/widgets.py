@@ -181,7 +181,7 @@ def loop_explorer(looped, sweep):
     """Pick a number of block applications n and a hop count k -> each seed's k-hop accuracy
     during training for one block once, n distinct blocks and one block looped n times
     (``plots.plot_loop_curves`` of the records ``looped_khop`` and ``khop_depth_sweep``)."""
-    from depthnotes.page.explorer import Control, Explorer
+    from depthnotes.page.explorer import Control, Explorer, figure_frame
     from depthnotes.page.plots import new_figure, plot_loop_curves
 
     loops = sorted(looped.arm(a)["info"]["loops"] for a in looped.arms)
@@ -190,7 +190,9 @@ def loop_explorer(looped, sweep):
     def show(n, k):
         fig, (ax,) = new_figure(height=3.4, per_row=1)
         plot_loop_curves(ax, looped, sweep, n, k)
-        return fig
+        return figure_frame(fig, alt=f"{k}-hop accuracy during training, each seed and the "
+                                     f"mean: one block applied once, {n} distinct blocks and "
+                                     f"one block looped {n} times")
 
     return Explorer("Looped or distinct blocks on k-hop chasing", [
         Control("n", "n (applications)", tuple(sorted({1, *loops})), loops[0]),
