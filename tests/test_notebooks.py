@@ -56,6 +56,7 @@ _SCI = re.compile(r"(?<![\w.])[-+]?(\d+)[eE][-+]?\d+(?![\w.])")
 _PATH = re.compile(r"(?<![\w.~-])(?:/(?:home|root|tmp|work|Users|mnt|srv|var/folders)/"
                    r"|[A-Za-z]:\\\\?(?:Users|home)\\)[^\s'\"]*")
 _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
+_BASE64_IMAGE = re.compile(r"data:image/[\w+.-]+;base64,[A-Za-z0-9+/=]+")
 _TEXT_MIMES = ("text/plain", "text/markdown", "text/html", "text/latex", GLUE_MIME)
 
 
@@ -88,7 +89,10 @@ def stored_texts(nb: dict):
                     data = out["data"][mime]
                     name = (out.get("metadata") or {}).get("scrapbook", {}).get("name")
                     label = f"glue {name!r}" if name else mime
-                    yield f"cell {i} ({label})", "".join(data) if isinstance(data, list) else data
+                    text = "".join(data) if isinstance(data, list) else data
+                    # an explorer's inline PNGs are pictures, not text (their base64 may hold
+                    # "/tmp/" by chance)
+                    yield f"cell {i} ({label})", _BASE64_IMAGE.sub("data:image", text)
         for expr in cell.get("metadata", {}).get("user_expressions", []):
             data = expr.get("result", {}).get("data", {})
             yield f"cell {i} ({{eval}} {expr.get('expression')})", data.get("text/plain", "")
