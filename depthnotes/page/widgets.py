@@ -116,8 +116,8 @@ def variance_figure(n_layer: int, scheme: str):
     ax.set_ylim(0, None)
     ax.set_xlabel("residual stream after block l (0 = embedding)")
     ax.set_ylabel("variance of the stream")
-    finding(ax, f"{scheme}, L = {n_layer}: the variance ends at {v[-1]:.3g} "
-                f"({v[-1] / v[0]:.3g}x the embedding's)")
+    finding(ax, f"{scheme}, L = {n_layer}: the variance ends at {v[-1]:.3g}, "
+                f"{v[-1] / v[1]:.3g}x its value after block 1")
     return fig
 
 
