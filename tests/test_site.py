@@ -615,7 +615,8 @@ def test_every_widget_output_has_its_static_explorer():
     dead = {p: c for p, c in counts.items() if c[1] < c[0] and p not in EXPLORERS_NOT_YET_STATIC}
     assert not dead, f"widget outputs without a static explorer ((widgets, static)): {dead}"
     fixed = [p for p in EXPLORERS_NOT_YET_STATIC if p in counts and counts[p][1] == counts[p][0]]
-    assert not fixed, f"{fixed} now have static explorers: remove them from EXPLORERS_NOT_YET_STATIC"
+    assert not fixed, (f"{fixed} now have static explorers: remove them from "
+                       "EXPLORERS_NOT_YET_STATIC")
 
 
 #: One explorer's state: the frame its controls point at and what is visible.

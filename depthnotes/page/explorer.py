@@ -91,7 +91,8 @@ class Control:
             raise ValueError(f"control {self.name!r}: kind must be 'slider' or 'select'")
         labels = tuple(str(v) for v in values) if self.labels is None else tuple(self.labels)
         if len(labels) != len(values):
-            raise ValueError(f"control {self.name!r}: {len(labels)} labels for {len(values)} values")
+            raise ValueError(f"control {self.name!r}: {len(labels)} labels for "
+                             f"{len(values)} values")
         object.__setattr__(self, "labels", labels)
 
     @property
