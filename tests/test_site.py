@@ -581,10 +581,7 @@ _EXPLORER_CLASS = 'class="dn-explorer"'
 
 #: Chapters whose stored explorer output is still a widget alone (no static view), each with
 #: who re-executes it. A listed chapter that has its static explorer fails, so the list shrinks.
-EXPLORERS_NOT_YET_STATIC = {
-    "notebooks/08_beyond.html": "chapter 8 (helper x1-induction rewrites X1): re-executing the "
-                                "notebook gives loop_explorer's static view",
-}
+EXPLORERS_NOT_YET_STATIC: dict[str, str] = {}
 
 
 def _explorer_outputs(notebook: Path) -> tuple[int, int]:
