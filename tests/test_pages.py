@@ -327,6 +327,28 @@ def test_docstrings_that_are_not_rest_become_literal_blocks():
     assert not docstring_problems("\n".join(out))
 
 
+def test_docstring_check_agrees_with_docutils_publish_doctree():
+    """The fast check (one parser, settings made once) reports a problem exactly when
+    ``publish_doctree`` with the same settings does, and does not leak state between calls."""
+    import io
+
+    from docutils.core import publish_doctree
+
+    def slow(text):
+        stream = io.StringIO()
+        publish_doctree(text, settings_overrides={
+            "report_level": 2, "halt_level": 5, "warning_stream": stream,
+            "file_insertion_enabled": False, "raw_enabled": False})
+        return stream.getvalue().strip()
+
+    cases = ["Plain text with ``code``.", "A table:\n  a   b\n    c   d\ne",
+             "+---+\n| a |\n+--+\n", "Title\n===\n", "x^2 and *unclosed emphasis",
+             "Para.\n\n.. note:: fine\n", ".. include:: /etc/hostname", "a\n\n    b\n  c",
+             "Args:\n    x: one\n     y: two"]
+    for text in cases + cases:        # twice: a warning must not carry over to the next call
+        assert bool(docstring_problems(text)) == bool(slow(text)), text
+
+
 # ---------------------------------------------------------------- build helpers
 
 def _tarball(tmp_path: Path, files: dict[str, bytes]) -> Path:

@@ -22,29 +22,50 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import io
 import json
 import re
 from pathlib import Path
 
 from docutils import nodes
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Parser
+from docutils.utils import new_document
 from sphinx.util.docutils import SphinxRole
 
 _ROLE = re.compile(r":(?:[\w-]+:)+`")      # :py:class:`X` -> `X` (bare docutils knows no roles)
 
 
 def docstring_problems(text: str) -> str:
-    """What docutils reports when it parses ``text`` (empty if the text is clean reST)."""
-    from docutils.core import publish_doctree
+    """What docutils reports when it parses ``text`` (empty if the text is clean reST).
 
+    The same parse and transforms as ``docutils.core.publish_doctree``, with the parser and its
+    settings made once: building docutils' option parser for every docstring took 3 of the
+    site build's 60 s (about 700 docstrings; measured with cProfile)."""
     stream = io.StringIO()
+    settings = copy.copy(_settings())
+    settings.warning_stream = stream
     try:
-        publish_doctree(_ROLE.sub("`", text), settings_overrides={
-            "report_level": 2, "halt_level": 5, "warning_stream": stream,
-            "file_insertion_enabled": False, "raw_enabled": False})
+        document = new_document("<docstring>", settings)
+        _PARSER.parse(_ROLE.sub("`", text), document)
+        document.transformer.populate_from_components((_PARSER,))
+        document.transformer.apply_transforms()
     except Exception as e:  # noqa: BLE001 - any parser failure means "show it verbatim"
         return f"{type(e).__name__}: {e}"
     return stream.getvalue().strip()
+
+
+_PARSER = Parser()
+
+
+@functools.lru_cache(maxsize=1)
+def _settings():
+    settings = get_default_settings(Parser)
+    settings.report_level, settings.halt_level = 2, 5
+    settings.file_insertion_enabled = settings.raw_enabled = False
+    return settings
 
 
 def verbatim_if_invalid(lines: list[str]) -> list[str]:
