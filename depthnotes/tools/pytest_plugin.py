@@ -35,6 +35,14 @@ def pytest_configure(config) -> None:
     for name, what in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
     _status.pytest_configure(config)
+    worker = getattr(config, "workerinput", None)      # a pytest-xdist worker
+    if worker is not None:
+        # Workers share the cores: each gets its share of PyTorch's threads instead of all of
+        # them (n workers x all cores would oversubscribe the machine). Notebook kernels pin
+        # their own one thread (``training.runtime.pin``).
+        import torch
+
+        torch.set_num_threads(max(1, _status.cpu_count() // int(worker["workercount"])))
 
 
 @pytest.hookimpl(tryfirst=True)     # before ``-m`` deselects by these markers

@@ -14,9 +14,11 @@ project's last full check, ``SNAPSHOT_FILE``, written on purpose by
 themselves, which must not change tracked files); :func:`load_runs` falls back to it per
 notebook, and the tables say which rows come from it (``"source": "snapshot"``).
 
-The hooks are loaded through ``depthnotes.tools.pytest_plugin``. They also move the browser test
-(``tests/test_site.py``) to the end of the session, so that the site it checks is built after the
-notebooks have been checked and timed.
+The hooks are loaded through ``depthnotes.tools.pytest_plugin``. They also order the session:
+the notebooks first and the browser tests (``tests/test_site.py``, ``tests/test_jupyterlab.py``)
+last, so that the site they check is built after the notebooks have been checked and timed
+(:func:`pytest_collection_modifyitems`). Under pytest-xdist each worker records the notebooks it
+ran; the controller, which collects nothing, records none.
 """
 
 from __future__ import annotations
@@ -77,12 +79,23 @@ def pytest_itemcollected(item) -> None:
         _rec.collected[nb] += 1
 
 
+#: Test files that open the site or JupyterLab in a browser: run last (see below).
+LAST = ("tests/test_site.py", "tests/test_jupyterlab.py")
+
+
 def pytest_collection_modifyitems(session, config, items) -> None:
-    # The browser test checks the built site, which shows the status the notebooks' runs record:
-    # run it after everything else.
-    late = [it for it in items if it.nodeid.startswith("tests/test_site.py")]
-    if late:
-        items[:] = [it for it in items if it not in late] + late
+    """The notebooks first, the browser tests last, the rest in between, each group in its
+    collected order. The browser test checks the built site, which shows the status the
+    notebooks' runs record, so it comes after them. The notebooks are the longest files, and
+    pytest-xdist hands whole files to its workers in this order, so starting with them keeps
+    both workers busy to the end (the longest jobs first) instead of leaving one notebook
+    running alone while the other worker idles."""
+    def group(item) -> int:
+        if _notebook_of(item.nodeid):
+            return 0
+        return 2 if item.nodeid.startswith(LAST) else 1
+
+    items[:] = sorted(items, key=group)         # sorted() is stable: order kept within groups
 
 
 def pytest_collection_finish(session) -> None:
@@ -141,21 +154,30 @@ def save_snapshot(root: Path) -> Path:
 
 
 def _write(nb: str, run: dict) -> None:
+    """Add one notebook's run to ``RUNS_FILE``. Under pytest-xdist each worker writes the
+    notebooks it ran, so the file is read and rewritten under an exclusive lock (no worker's
+    row is lost) and replaced in one step (a reader never sees half a file)."""
+    import fcntl
+
     path = _rec.root / RUNS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = load_local_runs(_rec.root)
-    data[Path(nb).name] = {
-        "seconds": round(run["seconds"], 1),
-        "cells": run["cells"],
-        "failed": run["failed"],
-        "checked_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": f"{platform.machine()}, {_cpu_count()} CPU cores",
-        "versions": versions(),
-    }
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = load_local_runs(_rec.root)
+        data[Path(nb).name] = {
+            "seconds": round(run["seconds"], 1),
+            "cells": run["cells"],
+            "failed": run["failed"],
+            "checked_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.machine()}, {cpu_count()} CPU cores",
+            "versions": versions(),
+        }
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
 
 
-def _cpu_count() -> int:
+def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
