@@ -33,12 +33,12 @@ def test_block_counts():
 @pytest.mark.parametrize("kind", c.KINDS)
 def test_scores_at_every_k(kind):
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    start = time.process_time()       # this process's CPU time: a busy machine does not count
     for k in TASK.hops:
         model = BUILD[kind](TASK, k)
         assert type(model) is Transformer and type(model).forward is Transformer.forward
         assert c.score(model, TASK, k, N) >= 0.99, (kind, k)
-    assert time.perf_counter() - start < 20
+    assert time.process_time() - start < 20
 
 
 def test_scored_positions_are_many():
