@@ -176,6 +176,17 @@ def test_transfer_rule_reads_one_grid_step_on_the_shallow_grid():
     assert not at64.moved and dv.at_grid_edge(at64) and dv.at_grid_edge(shallow)
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(0))})
     assert not dv.at_grid_edge(dv.lr_optima(rec)["standard"][0])
+    # the evidence library's rule: an edge rate within noise of an inside best is an edge...
+    tied = {**_bowl(2), 8e-3: [2.001, 2.011, 2.021]}       # 8e-3 overlaps the best, 4e-3
+    rec = _transfer({**_rule("standard", tied, tied)})
+    shallow = dv.lr_optima(rec)["standard"][0]
+    assert shallow.best == 4e-3 and dv.at_grid_edge(shallow)
+    # ...and a flat grid is not
+    flat = {lr: [2.0, 2.01, 2.02] for lr in GRID}
+    rec = _transfer({**_rule("standard", flat, flat)})
+    assert not dv.at_grid_edge(dv.lr_optima(rec)["standard"][0])
+    with pytest.raises(ValueError, match="no rate pick"):
+        dv.at_grid_edge(dv.DepthOptimum("standard", 4, {1e-3: [2.0]}, 1e-3, False))
     far = {lr: v for lr, v in _bowl(0).items() if lr == 1e-3}
     with pytest.raises(ValueError, match="were not run at the deeper depth"):
         dv.lr_optima(_transfer({**_rule("standard", _bowl(3), far)}))

@@ -222,9 +222,14 @@ def _moved(losses: dict, best: float, shallow: DepthOptimum) -> bool:
 
 
 def at_grid_edge(optimum: DepthOptimum) -> bool:
-    """The best rate is the smallest or the largest rate run at that depth: the true optimum
-    may lie outside the grid, and "moved" or "stays put" is a lower bound on the shift."""
-    return optimum.best in (min(optimum.losses), max(optimum.losses))
+    """The grid run at that depth does not say where the best rate is: by the evidence
+    library's rule (``RatePick.judgeable`` of ``optimum.pick``), the best rate or a rate within
+    noise of it sits at an edge of the grid, which is not flat. The true optimum may then lie
+    outside the grid, and "moved" or "stays put" is a lower bound on the shift."""
+    if optimum.pick is None:
+        raise ValueError(f"{optimum.rule} at L = {optimum.n_layer} has no rate pick: build it "
+                         f"with lr_optima")
+    return not optimum.pick.judgeable
 
 
 def transfer_word(optima: dict[str, list[DepthOptimum]], standard: str = "standard") -> str:
