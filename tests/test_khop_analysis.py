@@ -141,6 +141,23 @@ def test_shapes_pool_the_rates_of_several_records():
         family_shapes([RECORD, RECORD], "fixed width")
 
 
+def test_the_rate_is_the_evidence_librarys_pick():
+    one = family_shapes(RECORD, "fixed width")[0]
+    assert one.pick.best == one.lr == 1e-3 and one.pick.at_edge == "low"
+    assert not one.pick.judgeable                      # 1e-3 is the lowest rate tried
+    tie = FakeRecord({
+        "L=1 lr=3e-3": (info(1, 64, 3e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3]}),
+        "L=1 lr=1e-3": (info(1, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3]}),
+    })
+    assert family_shapes(tie, "fixed width")[0].lr == 1e-3       # the lowest rate on a tie
+    twice = FakeRecord({
+        "a": (info(1, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [.3, .3, .3]}),
+        "b": (info(1, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [.2, .2, .2]}),
+    })
+    with pytest.raises(ValueError, match="share the learning rate"):
+        family_shapes(twice, "fixed width")
+
+
 # -- the verdict on C5 -----------------------------------------------------------------------
 def _shape(L, d, **acc):
     from depthnotes.verdicts.ch3_chasing import SweepShape

@@ -44,8 +44,8 @@ import torch
 from depthnotes.core.checks import check_choice, check_int, check_number, eval_mode
 from depthnotes.data.hops import baselines
 from depthnotes.measure.probes import attention_weights
-from depthnotes.verdicts.evidence import (NOT_SHOWN, REPRODUCED, Ranking, combine,
-                                          compare_many)
+from depthnotes.verdicts.evidence import (NOT_SHOWN, REPRODUCED, Ranking, RatePick,
+                                          best_rate, combine, compare_many)
 
 #: The two families of the sweep, as the record's arms name them in ``info["families"]``.
 FAMILIES = ("fixed width", "fixed parameters")
@@ -76,6 +76,7 @@ class SweepShape:
     lr: float
     rates: dict                  # {lr: mean accuracy over k >= rate_from and seeds}, every rate
     accuracy: dict               # {k: [accuracy of each seed, in seed order]}
+    pick: RatePick | None = None  # the evidence library's pick: does the grid bracket it?
 
     def mean(self, k: int) -> float:
         return mean(self.accuracy[k])
@@ -93,7 +94,9 @@ def family_shapes(records, family: str, rate_from: int = 2) -> list[SweepShape]:
     record or a list of records of the same task and seeds (a later record may add rates
     for some shapes: chapter 3's ``khop_rate_check``). The best rate is the one with the
     highest mean accuracy over the k's from ``rate_from`` up and all seeds (2 for pointer
-    chasing, where one hop is a single read; 1 for the induction task, where it is not)."""
+    chasing, where one hop is a single read; 1 for the induction task, where it is not),
+    picked by the evidence library (``evidence.best_rate`` on each seed's mean over those
+    k's; the lowest rate on a tie); its ``RatePick`` says whether the grid brackets it."""
     check_choice("family", family, FAMILIES)
     records = list(records) if isinstance(records, (list, tuple)) else [records]
     hops = hops_of(records[0])
@@ -113,10 +116,21 @@ def family_shapes(records, family: str, rate_from: int = 2) -> list[SweepShape]:
             groups.setdefault((info["n_layer"], info["d_model"]), []).append(arm)
     shapes = []
     for (L, d), names in sorted(groups.items()):
-        rates = {arms[a][0]["lr"]: mean(mean(arms[a][1][k]) for k in hops if k >= rate_from)
-                 for a in names}
-        best = max(names, key=lambda a: rates[arms[a][0]["lr"]])   # first on a tie
-        shapes.append(SweepShape(L, d, best, arms[best][0]["lr"], rates, arms[best][1]))
+        by_rate = {}
+        for a in names:
+            lr = arms[a][0]["lr"]
+            if lr in by_rate:
+                raise ValueError(f"arms {by_rate[lr]!r} and {a!r} of the shape L = {L}, "
+                                 f"d = {d} share the learning rate {lr:g}")
+            by_rate[lr] = a
+        scored = [k for k in hops if k >= rate_from]
+        # per seed: its mean accuracy over the scored k's (the evidence library picks the rate)
+        per_seed = {lr: [mean(arms[a][1][k][i] for k in scored)
+                         for i in range(len(records[0].seeds))] for lr, a in by_rate.items()}
+        pick = best_rate(per_seed, better="higher")
+        best = by_rate[pick.best]
+        rates = {lr: mean(mean(arms[a][1][k]) for k in scored) for lr, a in by_rate.items()}
+        shapes.append(SweepShape(L, d, best, pick.best, rates, arms[best][1], pick))
     return shapes
 
 
