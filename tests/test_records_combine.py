@@ -6,7 +6,7 @@ import pytest
 
 from depthnotes.verdicts.ch6_budget import basins_from_record, best_rates
 from depthnotes.experiments.records import combine_records
-from depthnotes.verdicts.ch4_trainability import depth_outcomes
+from depthnotes.verdicts.ch4_trainability import depth_outcomes, loss_ceiling
 
 from fake_records import loss_run, stored_record
 
@@ -78,7 +78,9 @@ def test_a_rate_where_a_seed_diverged_is_not_the_best_rate():
     for shape in basin.shapes:                           # one ranking of the rates
         assert rates[shape.label][0][0] == both.arm(shape.label)["recipe"]["lr"]
     assert [s.label for s in basin.shapes] == ["L=1", "L=4"]
-    assert rates["L=4"][1][1] == float("inf")            # the diverged rate ranks last
+    # the diverged rate ranks last, its seed counted at the ceiling ln V (evidence.summarise)
+    ceiling = loss_ceiling(both, "L=4 x2")
+    assert rates["L=4"][1] == (2e-3, pytest.approx((ceiling + 2.0 + 2.0) / 3))
 
 
 def test_depth_outcomes_take_the_rate_from_the_recipe_and_pick_the_best():

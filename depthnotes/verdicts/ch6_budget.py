@@ -19,7 +19,6 @@ the rules among them, are written in chapter 6 around the numbers it publishes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from statistics import median
 
@@ -212,18 +211,17 @@ def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, B
 
 def best_rates(record, basins: dict[int, Basin], metric: str = "eval_loss") -> dict:
     """``{arm label of each shape in basins: [(lr, mean loss over seeds), ...]}``, every rate
-    ``record`` holds for that shape, best first (mean infinite where a seed diverged)."""
+    ``record`` holds for that shape, best first (lowest mean; the lower rate on a tie), ranked
+    as ``evidence.best_rate`` ranks them: a diverged seed counts as the ceiling ln V
+    (``evidence.summarise``), the policy ``basins_from_record`` judges by."""
     arms = _arms_by_shape(record, metric)
-    return {shape.label: sorted(((lr, _mean_or_inf(losses))
-                                 for _, _, losses, lr in arms[(P, shape.n_layer)]),
-                                key=lambda r: r[1])
-            for P, b in basins.items() for shape in b.shapes}
-
-
-def _mean_or_inf(values) -> float:
-    """The mean of a shape's per-seed losses; infinite when a seed has none (it diverged)."""
-    values = [math.inf if v is None else float(v) for v in values]
-    return sum(values) / len(values) if all(math.isfinite(v) for v in values) else math.inf
+    out = {}
+    for P, b in basins.items():
+        for shape in b.shapes:
+            means = [(lr, summarise(name, losses, ceiling=loss_ceiling(record, name)).mean)
+                     for name, _, losses, lr in arms[(P, shape.n_layer)]]
+            out[shape.label] = sorted(means, key=lambda r: (r[1], r[0]))
+    return out
 
 
 def basin_claim_word(basins) -> str:
