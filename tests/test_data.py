@@ -1,12 +1,13 @@
 """Tests of depthnotes.data.corpus: the shipped character corpus and its batches."""
 
+import math
 import sys
 
 import pytest
 import torch
 
 from depthnotes.data.corpus import (CharCorpus, build_python_topics_text, corpus_text,
-                                    load_corpus)
+                                    load_corpus, unigram_loss)
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +105,15 @@ def test_loaded_tensors_are_copies():
 @pytest.mark.skipif(sys.version_info[:3] != (3, 11, 7), reason="the file was built with 3.11.7")
 def test_shipped_file_rebuilds_byte_for_byte():
     assert build_python_topics_text() == corpus_text()
+
+
+def test_unigram_loss_is_the_one_of_the_package(corpus):
+    """One function for the yardstick: chapter 5's verdicts re-export this one, and on the
+    shipped corpus it is the entropy of the training split's character frequencies."""
+    from depthnotes.verdicts import ch5_fixes
+
+    assert ch5_fixes.unigram_loss is unigram_loss
+    counts = torch.bincount(corpus.train, minlength=corpus.vocab_size).double()
+    p = counts[counts > 0] / counts.sum()
+    assert unigram_loss(corpus) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-12)
+    assert 0 < unigram_loss(corpus) < math.log(corpus.vocab_size)

@@ -15,6 +15,9 @@ validation sentence appears in training).
 Batches are drawn by ``get_batch(split, batch_size, context, generator)``: ``batch_size``
 random windows of ``context + 1`` characters; ``x`` is the first ``context`` of each window and
 ``y`` the same window shifted by one. The same generator state gives the same batch.
+
+``unigram_loss(corpus)`` is the loss of a model that ignores the context: the yardstick a run
+must end clearly below to count as trained (chapters 4 and 5).
 """
 
 from __future__ import annotations
@@ -105,6 +108,15 @@ class CharCorpus:
         check_int("context", context)
         self.split(split)
         return functools.partial(self.get_batch, split, batch_size, context)
+
+
+def unigram_loss(corpus) -> float:
+    """The entropy of the training split's character frequencies, in nats: the loss of a
+    model that ignores the context (the yardstick of chapters 4 and 5: a run *trained* when it
+    ends clearly below it). ``corpus`` needs ``train`` (token ids) and ``vocab_size``."""
+    counts = torch.bincount(corpus.train, minlength=corpus.vocab_size).double()
+    freq = counts[counts > 0] / counts.sum()
+    return float(-(freq * freq.log()).sum())
 
 
 def corpus_text(name: str = "python_topics") -> str:

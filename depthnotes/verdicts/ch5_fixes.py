@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from depthnotes.core.fitting import linear_fit
+from depthnotes.data.corpus import unigram_loss          # chapter 4's yardstick, re-exported
 from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
                                                   DepthOutcome, depth_outcomes,
                                                   stored_run_status)
@@ -57,16 +58,6 @@ OPTIONAL_RECORDS = ("fixes_at_48_gpt2", "deepnorm_ablation_48")
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", "prenorm_layer_use",
            "init_response_depth", "deepnorm_1000_layers")
-
-
-def unigram_loss(corpus) -> float:
-    """The entropy of the training split's character frequencies, in nats: the loss of a
-    model that ignores the context (chapter 4's yardstick)."""
-    import torch
-
-    counts = torch.bincount(corpus.train, minlength=corpus.vocab_size).double()
-    freq = counts[counts > 0] / counts.sum()
-    return float(-(freq * freq.log()).sum())
 
 
 def load_chapter_records(run: bool = False) -> dict:
