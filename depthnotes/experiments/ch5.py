@@ -396,14 +396,13 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 
-#: Experiments defined here whose full record has not been made yet (too long for the
-#: sessions so far), with why: the registry lists them, their quick variants run in the tests,
-#: and the chapter says what is and is not tested without them.
+#: Experiments defined here whose full record has not been made yet, with what one costs: the
+#: registry lists them, their quick variants run in the tests, and the chapter says what is
+#: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "fixes_at_48": "running on a shared machine (started 2026-12-03, 20:09 UTC)",
-    "deepnorm_ablation_48": "not run yet: 18 runs, about an hour of wall time on the shared "
-                            "machine of 2026-12-03",
-    "fixes_at_48_gpt2": "not run yet: 9 runs, about half an hour of wall time on the shared "
-                        "machine of 2026-12-03",
+    "fixes_at_48": "24 runs (8 arms x 3 seeds) of 48 blocks, 150 steps each, with probes "
+                   "before and after training",
+    "deepnorm_ablation_48": "18 runs, about an hour of wall time on a shared machine",
+    "fixes_at_48_gpt2": "9 runs, about half an hour of wall time on a shared machine",
 }

@@ -148,7 +148,7 @@ def judge_fixed_depth(done: list, n_layer: int) -> FixedDepthVerdict:
                              reading)
 
 
-# -- C5 in parts (issue 26): serial steps at equal parameters; k blocks needed? --------------
+# -- C5 in parts: serial steps at equal parameters; k blocks needed? -------------------------
 #: C5a's equal-parameter pairs, (shallower, deeper) blocks of the fixed-parameter family at
 #: each k: the depth doubled each time (to the family's deepest at k = 8).
 EQUAL_PAIRS = {2: (1, 2), 4: (2, 4), 8: (4, 6)}

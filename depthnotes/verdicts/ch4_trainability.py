@@ -12,10 +12,8 @@ module is that rule, so the page's sentence, its table and its verdict come from
   flat at the end: the least-squares slope over the evaluations after the first half of
   the run (``late_slope`` with ``tail=EVAL_TAIL``) falls by less than ``flat`` (``FLAT_SLOPE``,
   0.05 nats per 100 steps). A run still falling faster than that is **slow**: it had not
-  trained when the run ended, but it had not stopped. (The rule read the training loss over
-  the last third until 2026-12-03: under a cosine decay a run that trained is flat there too,
-  and one seed whose validation loss fell steadily was called stalled; the methods page
-  keeps the old outcome);
+  trained when the run ended, but it had not stopped (how the rule was read before, and why
+  it changed: the book's methods page, ``book/methods.md``);
 * a run's **time to train** is the first evaluation step at which its validation loss is
   below ``baseline - margin`` (None if it never is; a trained run always has one);
 * over the seeds of one arm family at one depth, the family **trains** (every seed trained),
