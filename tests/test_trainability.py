@@ -349,3 +349,27 @@ def test_on_the_quick_record():
     steps, curves = seed_curves(rec, rec.arms[0])
     assert len(curves) == 3 and all(math.isfinite(v) for c in curves for v in c)
     assert steps[0][-1] == rec.arm(rec.arms[0])["recipe"]["steps"]
+
+
+def test_c7_word_is_about_tenfold_strictly_inside_the_band():
+    from depthnotes.verdicts.ch4_trainability import C7_BAND, final_variance_word
+
+    assert C7_BAND == (5, 20)
+    assert final_variance_word(12.3) == REPRODUCED
+    assert final_variance_word(5.0) == final_variance_word(20.0) == NOT_SHOWN   # open band
+    assert final_variance_word(3.0) == final_variance_word(40.0) == NOT_SHOWN
+    assert final_variance_word(3.0, band=(2, 4)) == REPRODUCED
+    with pytest.raises(ValueError, match="ratio"):
+        final_variance_word(math.nan)
+
+
+def test_c8a_word_needs_a_spread_above_the_limit():
+    from depthnotes.verdicts.ch4_trainability import SPREAD_LIMIT, gradient_spread_word
+
+    assert SPREAD_LIMIT == 100
+    assert gradient_spread_word(7.0) == NOT_SHOWN
+    assert gradient_spread_word(100.0) == NOT_SHOWN                  # more than the limit
+    assert gradient_spread_word(130.0) == REPRODUCED
+    assert gradient_spread_word(7.0, limit=5) == REPRODUCED
+    with pytest.raises(ValueError, match="spread"):
+        gradient_spread_word(0.5)                  # largest over smallest is at least 1

@@ -42,6 +42,10 @@ module is that rule, so the page's sentence, its table and its verdict come from
 In a comparison of losses a diverged run counts as the evidence library's ceiling, here the
 uniform loss ln V (a model that learned nothing), and ranks below every run that did not
 diverge. The same values choose the best learning rate.
+
+The chapter's two checks at initialisation are rules here too: C7 (``final_variance_word``,
+the variance into the final norm grows about tenfold from 10 to 100 blocks) and C8a
+(``gradient_spread_word``, gradients vanish or explode along a deep stack).
 """
 
 from __future__ import annotations
@@ -346,3 +350,28 @@ def seed_curves(record, arm: str, key: str = "train_loss") -> tuple[list, list]:
     NaN, ready for ``plots.plot_seed_curves``."""
     steps, values = record.curves(arm, key)
     return steps, [[math.nan if v is None else v for v in seed] for seed in values]
+
+
+# -- the chapter's checks at initialisation (C7, C8a) ---------------------------------------
+#: C7's band: the variance into the final norm at L = 100 against L = 10 is "about 10x" when
+#: the ratio of the means lies strictly inside it (within a factor of two of ten).
+C7_BAND = (5, 20)
+#: C8a's bar: gradients "vanish or explode" along a stack when the largest per-block gradient
+#: norm (blocks 2 to L, mean profile over seeds) is more than this many times the smallest.
+SPREAD_LIMIT = 100
+
+
+def final_variance_word(ratio: float, band: tuple[float, float] = C7_BAND) -> str:
+    """C7's word from the ratio of the mean variances into the final norm (L = 100 over
+    L = 10): reproduced when it lies strictly inside ``band``, else not shown here."""
+    check_number("ratio", ratio, low=0.0)
+    low, high = band
+    return REPRODUCED if low < ratio < high else NOT_SHOWN
+
+
+def gradient_spread_word(spread: float, limit: float = SPREAD_LIMIT) -> str:
+    """C8a's word from the largest gradient spread over the arms (largest over smallest
+    per-block gradient norm, blocks 2 to L): reproduced when it exceeds ``limit``, else not
+    shown here."""
+    check_number("spread", spread, low=1.0)
+    return REPRODUCED if spread > limit else NOT_SHOWN
