@@ -377,3 +377,28 @@ def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(2)),
                      **_rule("1/L", _bowl(2), _bowl(2))})
     assert dv.transfer_cost_word(dv.transfer_costs(dv.lr_optima(rec))) == NOT_TESTABLE
+
+
+def test_loop_cost_word_reads_the_share_of_the_way_to_distinct_blocks():
+    assert dv.loop_time_share(8.0, 10.0, 2.0) == pytest.approx(0.75)
+    assert dv.loop_time_share(2.0, 10.0, 2.0) == 0.0
+    assert dv.loop_cost_word(dv.loop_time_share(8.65, 10.36, 1.41)) == REPRODUCED
+    assert dv.loop_cost_word(dv.loop_time_share(4.0, 10.0, 2.0)) == NOT_SHOWN   # 0.25
+    assert dv.loop_cost_word(0.5) == NOT_SHOWN                    # more than half the way
+    assert dv.loop_cost_word(0.3, threshold=0.2) == REPRODUCED
+    with pytest.raises(ValueError, match="must take longer"):
+        dv.loop_time_share(3.0, 2.0, 2.0)
+    with pytest.raises(ValueError, match="t_once"):
+        dv.loop_time_share(3.0, 4.0, 0.0)
+
+
+def test_coordinate_word_needs_the_standard_to_grow_and_the_scaled_rules_flat():
+    grows = {"standard": 0.80, "1/sqrt(L)": 0.43, "1/L": -0.05,
+             "1/sqrt(L), lr ~ 1/sqrt(L)": 0.01}
+    assert dv.coordinate_word(grows) == REPRODUCED          # 1/sqrt(L) alone is not asked
+    assert dv.coordinate_word({**grows, "1/L": 0.2}) == NOT_SHOWN
+    assert dv.coordinate_word({**grows, "standard": 0.1}) == NOT_SHOWN
+    assert dv.coordinate_word({**grows, "1/L": -0.15}) == REPRODUCED      # |x| <= flat
+    assert dv.coordinate_word({**grows, "1/L": 0.2}, flat=0.25) == REPRODUCED
+    with pytest.raises(KeyError, match="no exponent"):
+        dv.coordinate_word({"standard": 0.8, "1/L": 0.0})

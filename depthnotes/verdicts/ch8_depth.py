@@ -1,5 +1,6 @@
-"""Chapter 8's rules, applied to its records: X1 (looped depth), X2 (the best learning rate
-across depth), X3 (LayerNorm Scaling).
+"""Chapter 8's rules, applied to its records and measurements: X1 (looped depth: its cost in
+decode time, its benefit in a record), X2 (the best learning rate across depth: a coordinate
+check, then a record), X3 (LayerNorm Scaling).
 
 Each rule is stated in the chapter before its result; this module is that rule in code, so the
 sentence, the assertion and the claims page's word all come from the same numbers. Every
@@ -17,10 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from depthnotes.core.checks import check_number
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
-from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, Arm, Ranking, best_rate, combine,
-                                          compare, compare_many, summarise, word_for)
+from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, Arm, Ranking, best_rate,
+                                          combine, compare, compare_many, summarise,
+                                          word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -163,6 +166,29 @@ def loop_word(cells: list[LoopCell]) -> str:
     return combine([c.word for c in cells])
 
 
+#: X1's cost half: the looped model has n blocks' decode latency when its time per token is
+#: more than this share of the way from one block once to n distinct blocks.
+LOOP_TIME_SHARE = 0.5
+
+
+def loop_time_share(t_looped: float, t_distinct: float, t_once: float) -> float:
+    """Where the looped model's time per token lies between one block applied once (0) and
+    n distinct blocks (1): (t_looped - t_once) / (t_distinct - t_once)."""
+    for name, t in (("t_looped", t_looped), ("t_distinct", t_distinct), ("t_once", t_once)):
+        check_number(name, t, low=0.0, low_open=True)
+    if not t_distinct > t_once:
+        raise ValueError(f"n distinct blocks ({t_distinct:g}) must take longer than one block "
+                         f"once ({t_once:g}) for the share to mean anything")
+    return (t_looped - t_once) / (t_distinct - t_once)
+
+
+def loop_cost_word(share: float, threshold: float = LOOP_TIME_SHARE) -> str:
+    """X1's cost half (one block's parameters, n blocks' decode latency): reproduced when the
+    looped model's ``loop_time_share`` is above ``threshold``, else not shown here."""
+    check_number("share", share)
+    return REPRODUCED if share > threshold else NOT_SHOWN
+
+
 # -- X2: does the best learning rate move with depth? ---------------------------------------
 @dataclass(frozen=True)
 class DepthOptimum:
@@ -246,6 +272,23 @@ def transfer_word(optima: dict[str, list[DepthOptimum]], standard: str = "standa
         return NOT_TESTABLE
     return combine([NOT_SHOWN if any(o.moved for o in rows) else REPRODUCED
                     for rule, rows in optima.items() if rule != standard])
+
+
+def coordinate_word(exponents: dict[str, float], standard: str = "standard",
+                    scaled: tuple[str, ...] = ("1/L", "1/sqrt(L), lr ~ 1/sqrt(L)"),
+                    flat: float = FLAT_EXPONENT) -> str:
+    """X2's coordinate check: ``exponents`` maps each rule to the fitted log-log exponent of
+    one Adam step's change of the stream against depth. Reproduced when the standard
+    parameterisation's exponent is not flat (|exponent| > ``flat``, the evidence library's
+    ``FLAT_EXPONENT``) and every rule of ``scaled`` is flat; else not shown here."""
+    missing = [r for r in (standard, *scaled) if r not in exponents]
+    if missing:
+        raise KeyError(f"no exponent for {missing}; the rules are {sorted(exponents)}")
+    for rule, x in exponents.items():
+        check_number(f"exponent of {rule!r}", x)
+    is_flat = {rule: abs(x) <= flat for rule, x in exponents.items()}
+    holds = not is_flat[standard] and all(is_flat[r] for r in scaled)
+    return REPRODUCED if holds else NOT_SHOWN
 
 
 #: X2's transfer-cost margin, in nats: reusing the base depth's best rate at a deeper depth
