@@ -344,7 +344,8 @@ def test_docstring_check_agrees_with_docutils_publish_doctree():
     cases = ["Plain text with ``code``.", "A table:\n  a   b\n    c   d\ne",
              "+---+\n| a |\n+--+\n", "Title\n===\n", "x^2 and *unclosed emphasis",
              "Para.\n\n.. note:: fine\n", ".. include:: /etc/hostname", "a\n\n    b\n  c",
-             "Args:\n    x: one\n     y: two"]
+             "Args:\n    x: one\n     y: two", "Flat when |k| is small.",
+             "A |sub| defined.\n\n.. |sub| replace:: word\n"]
     for text in cases + cases:        # twice: a warning must not carry over to the next call
         assert bool(docstring_problems(text)) == bool(slow(text)), text
 

@@ -32,7 +32,9 @@ from pathlib import Path
 from docutils import nodes
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Parser
+from docutils.readers.standalone import Reader as StandaloneReader
 from docutils.utils import new_document
+from docutils.writers.null import Writer as NullWriter
 from sphinx.util.docutils import SphinxRole
 
 _ROLE = re.compile(r":(?:[\w-]+:)+`")      # :py:class:`X` -> `X` (bare docutils knows no roles)
@@ -50,7 +52,7 @@ def docstring_problems(text: str) -> str:
     try:
         document = new_document("<docstring>", settings)
         _PARSER.parse(_ROLE.sub("`", text), document)
-        document.transformer.populate_from_components((_PARSER,))
+        document.transformer.populate_from_components((_READER, _PARSER, _WRITER))
         document.transformer.apply_transforms()
     except Exception as e:  # noqa: BLE001 - any parser failure means "show it verbatim"
         return f"{type(e).__name__}: {e}"
@@ -58,6 +60,9 @@ def docstring_problems(text: str) -> str:
 
 
 _PARSER = Parser()
+#: ``publish_doctree``'s other components: their transforms find problems too (an undefined
+#: ``|substitution|`` is reported by the standalone reader's transforms, not the parser).
+_READER, _WRITER = StandaloneReader(parser=_PARSER), NullWriter()
 
 
 @functools.lru_cache(maxsize=1)

@@ -279,7 +279,7 @@ def coordinate_word(exponents: dict[str, float], standard: str = "standard",
                     flat: float = FLAT_EXPONENT) -> str:
     """X2's coordinate check: ``exponents`` maps each rule to the fitted log-log exponent of
     one Adam step's change of the stream against depth. Reproduced when the standard
-    parameterisation's exponent is not flat (|exponent| > ``flat``, the evidence library's
+    parameterisation's exponent is not flat (``abs(exponent) > flat``, the evidence library's
     ``FLAT_EXPONENT``) and every rule of ``scaled`` is flat; else not shown here."""
     missing = [r for r in (standard, *scaled) if r not in exponents]
     if missing:
