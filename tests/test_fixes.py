@@ -13,7 +13,9 @@ from depthnotes.verdicts.ch5_fixes import (LayerUse, depth_verdict, grid_cells, 
                                            top_trainable,
                                            run_word, unigram_loss, update_exponents,
                                            update_sizes, update_verdict)
-from depthnotes.measure.record_probes import PROBE_KEYS, make_probe, probe_batches
+from depthnotes.measure.record_probes import (OLD_REMOVAL_COST, PROBE_KEYS, REMOVAL_COST,
+                                              layer_use as measure_layer_use, make_probe,
+                                              probe_batches, removal_cost)
 from depthnotes.verdicts.ch4_trainability import (LOSS_MARGIN, SLOW, SLOWER, STOPS,
                                                   depth_outcomes)
 from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
@@ -270,17 +272,51 @@ def test_layer_use_verdict_needs_both_measures():
     assert v.word == CONTRADICTED
 
 
-def test_layer_use_reads_the_quarters():
+@pytest.mark.parametrize("key", [REMOVAL_COST, OLD_REMOVAL_COST])
+def test_layer_use_reads_the_quarters(key):
+    """The stored records name the removal cost ``skip_cost``; new runs name it
+    ``layer_removal_cost``: the same quarters from either."""
     L = 8
     contribution = [9.0, 1, 1, 1, 1, 1, 0.5, 0.5]     # early = block 2 only; late = 7, 8
     probes = {"contribution_init": [9.0] + [1.0] * 7, "contribution": contribution,
-              "skip_cost_init": [0.0] * L, "skip_cost": [1.0, 0.2] + [0.1] * 4 + [0.0, 0.0],
+              f"{key}_init": [0.0] * 6 + [0.5, 0.5], key: [1.0, 0.2] + [0.1] * 4 + [0.0, 0.0],
               "loss_init": 4.0, "loss": 2.0}
     rec = stored_record({"a": ({"n_layer": L}, [{"probes": probes}] * 3)})
     u = layer_use(rec)
     assert (u.early, u.late) == (slice(1, 2), slice(6, 8))
     assert u.ratio == (0.5,) * 3 and u.ratio_init == (1.0,) * 3
     assert u.skip_early == (0.2,) * 3 and u.skip_late == (0.0,) * 3
+    assert u.skip_early_init == (0.0,) * 3 and u.skip_late_init == (0.5,) * 3
+
+
+def test_removal_cost_has_one_reader_for_both_stored_names():
+    assert removal_cost({REMOVAL_COST: [0.1, None]}) == [0.1, None]    # as stored
+    assert removal_cost({OLD_REMOVAL_COST: [0.2], "loss": 1.0}) == [0.2]
+    assert removal_cost({f"{OLD_REMOVAL_COST}_init": [0.3]}, untrained=True) == [0.3]
+    # the current name wins when a run holds both
+    assert removal_cost({REMOVAL_COST: [1.0], OLD_REMOVAL_COST: [2.0]}) == [1.0]
+    with pytest.raises(KeyError, match="removal cost"):
+        removal_cost({REMOVAL_COST: [0.1]}, untrained=True)
+    with pytest.raises(KeyError, match="skip_cost"):
+        removal_cost({"loss": 1.0})
+
+
+def test_the_layer_use_probe_measures_the_removal_cost_as_the_final_probes_do():
+    """One mechanism: the probe's removal cost is ``depth_scaling.layer_removal_cost``,
+    averaged over its batches (the loss without block i minus the full model's loss)."""
+    from depthnotes.measure.depth_scaling import layer_removal_cost
+
+    model, corpus = tiny()
+    batches = probe_batches(corpus, 2, 2, 8)
+    out = measure_layer_use(model, batches)
+    expected = np.mean([layer_removal_cost(model, x, y) for x, y in batches], axis=0)
+    assert out[REMOVAL_COST] == expected.tolist()
+    with torch.no_grad():
+        full = np.mean([float(model(x, y)[1]) for x, y in batches])
+        skipped = np.mean([[float(model(x, y, skip=(i,))[1]) for i in range(3)]
+                           for x, y in batches], axis=0)
+    assert np.allclose(out[REMOVAL_COST], skipped - full, atol=1e-6)
+    assert out["loss"] == pytest.approx(full)
 
 
 def update_record(sizes, lr=1e-3):
@@ -409,7 +445,7 @@ def test_layer_use_probe_measures_before_and_after():
     train(model, corpus, TrainConfig(steps=3, batch_size=2, context=8, lr=1e-2))
     out = probe.result(model)
     assert set(out) == set(PROBE_KEYS["layer_use"])
-    assert len(out["contribution"]) == len(out["skip_cost_init"]) == 3
+    assert len(out["contribution"]) == len(out[f"{REMOVAL_COST}_init"]) == 3
     assert out["contribution"] != out["contribution_init"]          # the model moved
 
 
@@ -441,7 +477,7 @@ def test_a_records_run_carries_its_probes():
                                           workers=1))
     probes = rec.run(rec.arms[0], rec.seeds[0])["probes"]
     assert set(probes) == set(PROBE_KEYS["layer_use"])
-    assert len(probes["skip_cost"]) == rec.arm(rec.arms[0])["info"]["n_layer"]
+    assert len(removal_cost(probes)) == rec.arm(rec.arms[0])["info"]["n_layer"]
     assert layer_use_verdict(layer_use(rec)).word in OUTCOMES
 
 

@@ -5,6 +5,7 @@ trained model's deep layers still do.
 from __future__ import annotations
 
 from depthnotes.core.config import ModelConfig
+from depthnotes.measure.record_probes import REMOVAL_COST
 from depthnotes.training.loop import TrainConfig
 from depthnotes.experiments.spec import Arm, Experiment, register
 
@@ -243,7 +244,7 @@ def layer_redundancy(quick: bool = False) -> Experiment:
     deep = next(a for a in _basin_arms(quick, BASIN_LR_REF)
                 if a.info["budget"] == REDUNDANCY_BUDGET
                 and a.info["n_layer"] == (2 if quick else REDUNDANCY_DEPTH))
-    probes = ["layer_removal_cost", "update_cosines", "angular_distances", "drop_last_losses"]
+    probes = [REMOVAL_COST, "update_cosines", "angular_distances", "drop_last_losses"]
     arms = [Arm(deep.name, deep.model, deep.recipe,
                 {**deep.info, "final_probes": probes})]
     for k in ((1,) if quick else REDUNDANCY_SHALLOWER):
@@ -294,7 +295,7 @@ def layer_pruning(quick: bool = False) -> Experiment:
                        vocab_size=load_corpus().vocab_size, context=recipe.context)
     probes = ["angular_distances", "block_influence", "drop_last_losses",
               "gromov_prune_losses", "gromov_prune_starts", "shortgpt_prune_losses",
-              "layer_removal_cost"]
+              REMOVAL_COST]
     arms = [Arm(f"L={L} pruned", base.replace(n_layer=L), recipe,
                 {"n_layer": L, "role": "pruned", "final_probes": probes}) for L in deep]
     arms += [Arm(f"L={L} from scratch", base.replace(n_layer=L), recipe,

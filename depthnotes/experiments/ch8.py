@@ -4,6 +4,7 @@ LayerNorm Scaling.
 
 from __future__ import annotations
 
+from depthnotes.measure.record_probes import REMOVAL_COST
 from depthnotes.training.loop import TrainConfig
 from depthnotes.experiments.ch3 import induction_depth_sweep, khop_depth_sweep
 from depthnotes.experiments.spec import Arm, Experiment, register
@@ -171,7 +172,7 @@ def ln_scaling_depth(quick: bool = False) -> Experiment:
     arms = tuple(
         Arm(f"{label}, L={L}", small_config(vocab, n_layer=L, ln_scaling=rule), recipe,
             {"ln_scaling": rule, "n_layer": L,
-             "final_probes": ["layer_removal_cost", "residual_variance"]})
+             "final_probes": [REMOVAL_COST, "residual_variance"]})
         for label, rule in (("pre-norm", "none"), ("pre-norm + LN scaling", "1/sqrt(l)")))
     return Experiment(
         name="ln_scaling_depth", quick=quick,

@@ -20,31 +20,60 @@ changing them makes the record stale), both measured on held-out batches from
   given per arm (``probes.first_update_size``), all from the same initialisation, on one
   fixed held-out batch;
 * ``"layer_use"`` — each block's relative contribution ||F|| / ||x|| (``probes.layer_contribution``)
-  and the rise in loss when that one block is removed (``probes.skip_layer_losses``), averaged
-  over a few fixed held-out batches, once at initialisation and once after training, on the
-  same model (C10): the untrained numbers are the reference the trained ones are read against.
+  and the rise in loss when that one block is removed (``depth_scaling.layer_removal_cost``),
+  averaged over a few fixed held-out batches, once at initialisation and once after training,
+  on the same model (C10): the untrained numbers are the reference the trained ones are read
+  against.
 
 For ``info["probe"] = {"name": "layer_use", "batches": 4, ...}`` the run's result carries
 ``"probes"``: a dict of plain lists and floats (keys in ``PROBE_KEYS``).
+
+The removal cost has one name wherever it is stored, ``REMOVAL_COST`` (in a run's ``final``
+and in its ``"probes"``), and one reader, ``removal_cost``, which also reads the name that
+records written before it store in their ``"probes"`` (``OLD_REMOVAL_COST``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 
 from depthnotes.core.checks import check_choice, check_int, eval_mode
-from depthnotes.measure.probes import UpdateTracker, layer_contribution, skip_layer_losses
+from depthnotes.measure.depth_scaling import layer_removal_cost
+from depthnotes.measure.probes import UpdateTracker, layer_contribution
 
+#: The name under which a run stores each block's removal cost (the loss with that block
+#: removed minus the full model's loss, ``depth_scaling.layer_removal_cost``), in its
+#: ``final`` and in a ``"layer_use"`` probe's results (with ``_init`` for the untrained model).
+REMOVAL_COST = "layer_removal_cost"
+#: The name ``"layer_use"`` probes stored it under in records written before ``REMOVAL_COST``
+#: was the one name (``removal_cost`` reads both; the records are not regenerated for it).
+OLD_REMOVAL_COST = "skip_cost"
 #: The seed of the probe batches' generator (the same tokens for every arm and seed).
 PROBE_SEED = 0
 #: What each probe stores in a run's ``"probes"``.
 PROBE_KEYS = {
     "update_size": ("update_steps", "update_size"),
     "init_response": ("sensitivity", "sgd_update", "adam_lrs", "adam_update"),
-    "layer_use": ("contribution_init", "skip_cost_init", "loss_init",
-                  "contribution", "skip_cost", "loss"),
+    "layer_use": ("contribution_init", f"{REMOVAL_COST}_init", "loss_init",
+                  "contribution", REMOVAL_COST, "loss"),
 }
+
+
+def removal_cost(stored: Mapping, untrained: bool = False) -> list:
+    """Each block's removal cost as a run stored it: ``stored`` is the run's ``final`` (final
+    probes) or its ``"probes"`` (the ``"layer_use"`` probe, whose ``untrained=True`` reads
+    the measurement at initialisation). Reads ``REMOVAL_COST``, or ``OLD_REMOVAL_COST`` in a
+    record written before that was the one name; the values as stored (a list with one entry
+    per block; a diverged run may hold None)."""
+    suffix = "_init" if untrained else ""
+    for key in (REMOVAL_COST + suffix, OLD_REMOVAL_COST + suffix):
+        if key in stored:
+            return list(stored[key])
+    raise KeyError(f"no removal cost ({REMOVAL_COST + suffix!r} or "
+                   f"{OLD_REMOVAL_COST + suffix!r}) in the stored keys {sorted(stored)}")
 
 
 def probe_batches(corpus, batches: int, batch_size: int, context: int) -> list[tuple]:
@@ -56,14 +85,13 @@ def probe_batches(corpus, batches: int, batch_size: int, context: int) -> list[t
 
 def layer_use(model, batches: list[tuple]) -> dict:
     """Per block, averaged over ``batches``: the relative contribution (L,), the loss rise when
-    the block is removed (L,), and the full model's loss (a float)."""
+    the block is removed (L,; ``REMOVAL_COST``), and the full model's loss (a float)."""
     contribution = np.mean([layer_contribution(model, x) for x, _ in batches], axis=0)
     with torch.no_grad(), eval_mode(model):
         losses = [float(model(x, targets=y)[1]) for x, y in batches]
-    skipped = np.mean([skip_layer_losses(model, x, y) for x, y in batches], axis=0)
-    loss = float(np.mean(losses))
-    return {"contribution": contribution.tolist(), "skip_cost": (skipped - loss).tolist(),
-            "loss": loss}
+    cost = np.mean([layer_removal_cost(model, x, y) for x, y in batches], axis=0)
+    return {"contribution": contribution.tolist(), REMOVAL_COST: cost.tolist(),
+            "loss": float(np.mean(losses))}
 
 
 class UpdateSizeProbe:
@@ -131,7 +159,7 @@ PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe,
 #: ``info["final_probes"]``; each is stored in the run's ``final`` as a list with one entry
 #: per block application (``residual_variance``: L + 1 entries, the embedding first;
 #: ``update_cosines``: L - 1, one per pair of consecutive blocks).
-FINAL_PROBES = ("layer_removal_cost", "residual_variance", "update_cosines",
+FINAL_PROBES = (REMOVAL_COST, "residual_variance", "update_cosines",
                 "angular_distances", "drop_last_losses", "gromov_prune_losses",
                 "gromov_prune_starts", "shortgpt_prune_losses", "block_influence")
 #: They are measured on one held-out batch (``probe_batches``) of this many sequences of the
@@ -147,7 +175,6 @@ def final_probes(model, corpus, arm) -> dict:
     ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the full
     model's). A chapter calls it on untrained models too, for their reference on the same
     batch."""
-    from depthnotes.measure.depth_scaling import layer_removal_cost
     from depthnotes.measure.probes import residual_variance_by_layer
     from depthnotes.measure.redundancy import (angular_distances, block_influence,
                                                drop_last_losses, gromov_prune_losses,
@@ -159,7 +186,7 @@ def final_probes(model, corpus, arm) -> dict:
     if not names:
         return {}
     (x, y), = probe_batches(corpus, 1, PROBE_SEQUENCES, arm.recipe.context)   # (B, T) each
-    measure = {"layer_removal_cost": lambda: layer_removal_cost(model, x, y),
+    measure = {REMOVAL_COST: lambda: layer_removal_cost(model, x, y),
                "residual_variance": lambda: residual_variance_by_layer(model, x),
                "update_cosines": lambda: update_cosines(model, x),
                "angular_distances": lambda: angular_distances(model, x),

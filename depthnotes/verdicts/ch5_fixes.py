@@ -45,6 +45,7 @@ import numpy as np
 
 from depthnotes.core.fitting import linear_fit
 from depthnotes.data.corpus import unigram_loss          # chapter 4's yardstick, re-exported
+from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
                                                   DepthOutcome, depth_outcomes,
                                                   stored_run_status)
@@ -307,16 +308,16 @@ def layer_use(record, arm: str | None = None) -> LayerUse:
         c = np.asarray(p[key], dtype=float)
         return float(c[late].mean() / c[early].mean())
 
-    def mean(p, key, part):
-        return float(np.asarray(p[key], dtype=float)[part].mean())
+    def mean(p, part, untrained=False):          # the removal cost, by its one reader
+        return float(np.asarray(removal_cost(p, untrained), dtype=float)[part].mean())
 
     return LayerUse(L, early, late,
                     tuple(ratio(p, "contribution_init") for p in probes),
                     tuple(ratio(p, "contribution") for p in probes),
-                    tuple(mean(p, "skip_cost", early) for p in probes),
-                    tuple(mean(p, "skip_cost", late) for p in probes),
-                    tuple(mean(p, "skip_cost_init", early) for p in probes),
-                    tuple(mean(p, "skip_cost_init", late) for p in probes))
+                    tuple(mean(p, early) for p in probes),
+                    tuple(mean(p, late) for p in probes),
+                    tuple(mean(p, early, True) for p in probes),
+                    tuple(mean(p, late, True) for p in probes))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from depthnotes.core.checks import check_number
+from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
 from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
                                           NOT_TESTABLE, REPRODUCED, Arm, Ranking, best_rate,
@@ -354,7 +355,7 @@ def deep_half_cost(record, arm: str) -> list[float | None]:
     out = []
     for s in record.seeds:
         final = record.run(arm, s)["final"]
-        cost = final["layer_removal_cost"]
+        cost = removal_cost(final)
         half = cost[len(cost) // 2:]
         bad = final.get("diverged") or any(c is None or not math.isfinite(c) for c in half)
         out.append(None if bad else sum(half) / len(half))
