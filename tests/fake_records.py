@@ -109,9 +109,11 @@ def loop_records():
     flat, rise, slow = [0.1, 0.2, 0.3], [0.2, 0.6, 0.95], [0.1, 0.4, 0.9]
     once = {1: [rise] * 3, 2: [[0.1, 0.2, 0.35]] * 3}
     sweep = FakeCurveRecord({
-        "L=1 d=64 lr=0.001": ({"n_layer": 1, "d_model": 64}, {1: [flat] * 3, 2: [flat] * 3}),
-        "L=1 d=64 lr=0.003": ({"n_layer": 1, "d_model": 64}, once),
-        "L=2 d=64 lr=0.003": ({"n_layer": 2, "d_model": 64}, {1: [rise] * 3, 2: [rise] * 3})})
+        "L=1 d=64 lr=0.001": ({"n_layer": 1, "d_model": 64, "lr": 0.001},
+                              {1: [flat] * 3, 2: [flat] * 3}),
+        "L=1 d=64 lr=0.003": ({"n_layer": 1, "d_model": 64, "lr": 0.003}, once),
+        "L=2 d=64 lr=0.003": ({"n_layer": 2, "d_model": 64, "lr": 0.003},
+                              {1: [rise] * 3, 2: [rise] * 3})})
     looped = FakeCurveRecord({"1 block x2": (
         {"loops": 2, "d_model": 64, "distinct_arm": "L=2 d=64 lr=0.003"},
         {1: [rise] * 3, 2: [slow] * 3})})

@@ -47,9 +47,9 @@ def _khop(looped_k2, distinct_k2, once_k2):
     sweep = FakeRecord(
         {"L=1 d=64 lr=0.003": _acc({2: once_k2}), "L=1 d=64 lr=0.01": _acc({2: [0, 0, 0]}),
          "L=2 d=64 lr=0.003": _acc({2: distinct_k2})},
-        {"L=1 d=64 lr=0.003": {"n_layer": 1, "d_model": 64},
-         "L=1 d=64 lr=0.01": {"n_layer": 1, "d_model": 64},
-         "L=2 d=64 lr=0.003": {"n_layer": 2, "d_model": 64}},
+        {"L=1 d=64 lr=0.003": {"n_layer": 1, "d_model": 64, "lr": 0.003},
+         "L=1 d=64 lr=0.01": {"n_layer": 1, "d_model": 64, "lr": 0.01},
+         "L=2 d=64 lr=0.003": {"n_layer": 2, "d_model": 64, "lr": 0.003}},
         {"data": {"max_hops": 3}})
     looped = FakeRecord({"1 block x2": _acc({2: looped_k2})},
                         {"1 block x2": {"loops": 2, "distinct_arm": "L=2 d=64 lr=0.003",
@@ -291,6 +291,38 @@ def test_a_diverged_run_has_no_useful_block():
     assert v.loss.arm("plain").values[0] == pytest.approx(CEILING)
     assert v.deep.arm("plain").values[0] == pytest.approx(0.06)      # lowest finite cost
     assert v.word == REPRODUCED
+
+
+def _ones(accuracy_by_lr, width=64):
+    """A sweep of one-block arms at width 64 ({lr: [k = 2 accuracy per seed]}), plus one at
+    another width that must not be picked, and a looped record at width ``width``."""
+    finals = {f"L=1 d=64 lr={lr:g}": _acc({2: acc}) for lr, acc in accuracy_by_lr.items()}
+    infos = {f"L=1 d=64 lr={lr:g}": {"n_layer": 1, "d_model": 64, "lr": lr}
+             for lr in accuracy_by_lr}
+    finals["L=1 d=128 lr=0.003"] = _acc({2: [1.0, 1.0, 1.0]})
+    infos["L=1 d=128 lr=0.003"] = {"n_layer": 1, "d_model": 128, "lr": 0.003}
+    looped = FakeRecord({"1 block x2": _acc({2: [0.5] * 3})},
+                        {"1 block x2": {"loops": 2, "d_model": width, "distinct_arm": "x"}})
+    return looped, FakeRecord(finals, infos)
+
+
+def test_one_block_once_is_picked_by_the_evidence_librarys_best_rate():
+    """The highest mean accuracy at the looped arms' width, and the library's RatePick:
+    bracketed when an inner rate is clearly best, at an edge otherwise, the lowest rate on
+    a tie."""
+    looped, sweep = _ones({0.001: [0.2, 0.21, 0.22], 0.003: [0.6, 0.61, 0.62],
+                           0.01: [0.3, 0.31, 0.32]})
+    arm, pick = dv.one_block_pick(looped, sweep, 2)
+    assert arm == dv.one_block_best(looped, sweep, 2) == "L=1 d=64 lr=0.003"
+    assert pick.best == 0.003 and pick.bracketed
+    looped, sweep = _ones({0.001: [0.2, 0.21, 0.22], 0.003: [0.3, 0.31, 0.32],
+                           0.01: [0.6, 0.61, 0.62]})
+    arm, pick = dv.one_block_pick(looped, sweep, 2)
+    assert arm == "L=1 d=64 lr=0.01" and pick.at_edge == "high" and not pick.judgeable
+    looped, sweep = _ones({0.001: [0.5, 0.5, 0.5], 0.003: [0.5, 0.5, 0.5]})
+    assert dv.one_block_best(looped, sweep, 2) == "L=1 d=64 lr=0.001"     # a tie: lowest
+    with pytest.raises(ValueError, match="no arm of one block at width 32"):
+        dv.one_block_pick(*_ones({0.003: [0.5] * 3}, width=32), 2)
 
 
 def test_loop_series_puts_one_block_once_at_n_1_in_both():

@@ -22,9 +22,9 @@ from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
 from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, Arm, Ranking, best_rate,
-                                          combine, compare, compare_many, summarise,
-                                          word_for)
+                                          NOT_TESTABLE, REPRODUCED, Arm, Ranking, RatePick,
+                                          best_rate, combine, compare, compare_many,
+                                          summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -95,15 +95,30 @@ class LoopCell:
         return CONTRADICTED if word_for(self.vs_once, self.once) == REPRODUCED else NOT_SHOWN
 
 
-def one_block_best(looped, sweep, k: int) -> str:
-    """The sweep's arm of one block applied once, at the looped arms' width, whose mean
-    ``k``-hop accuracy is the highest (the sweep runs it at three rates: each k gets its
-    best)."""
+def one_block_pick(looped, sweep, k: int) -> tuple[str, RatePick]:
+    """The sweep's arm of one block applied once, at the looped arms' width, at its best
+    rate for ``k``-hop accuracy (the sweep runs it at three rates: each k gets its best),
+    and the evidence library's ``RatePick`` behind it (``evidence.best_rate``, higher is
+    better: the highest mean, the lowest rate on a tie)."""
     width = looped.arm(looped.arms[0])["info"]["d_model"]
     ones = [a for a in sweep.arms if sweep.arm(a)["info"]["n_layer"] == 1
             and sweep.arm(a)["info"]["d_model"] == width]
+    if not ones:
+        raise ValueError(f"the sweep has no arm of one block at width {width}")
+    by_rate: dict[float, str] = {}
+    for a in ones:
+        lr = float(sweep.arm(a)["info"]["lr"])
+        if lr in by_rate:
+            raise ValueError(f"two one-block arms at lr {lr:g}: {by_rate[lr]!r} and {a!r}")
+        by_rate[lr] = a
     ref = sweep.final(f"accuracy_k{k}")
-    return max(ones, key=lambda a: sum(ref[a]) / len(ref[a]))
+    pick = best_rate({lr: ref[a] for lr, a in by_rate.items()}, better="higher")
+    return by_rate[pick.best], pick
+
+
+def one_block_best(looped, sweep, k: int) -> str:
+    """The arm of ``one_block_pick``: one block applied once at its best rate for ``k``."""
+    return one_block_pick(looped, sweep, k)[0]
 
 
 def loop_series(looped, sweep, k: int) -> dict[str, dict[int, list]]:
