@@ -500,6 +500,33 @@ def test_c16_needs_three_depths_to_test_straightness():
     assert _c16({6: [7.0], 12: [13.0]}).word() == ch7_latency.NOT_TESTABLE
 
 
+def test_c16_head_part_is_a_fixed_cost_per_token_on_constructed_lines():
+    from depthnotes.core.fitting import LinearFit as Line
+    from depthnotes.verdicts.ch7_latency import (HEAD_INTERCEPT_SHARE, HEAD_SLOPE_FACTOR,
+                                                 head_word)
+
+    yes, no = ch7_latency.REPRODUCED, ch7_latency.NOT_SHOWN
+    assert (HEAD_INTERCEPT_SHARE, HEAD_SLOPE_FACTOR) == (0.5, 1.5)
+    small, blocks = Line(1.3, 0.25, 1.0), Line(1.3, 0.1, 0.99)     # (slope, intercept, R^2)
+
+    def word(big, fit_blocks=blocks, head=7.81, fit_small=small):
+        return head_word(fit_small, big, fit_blocks, head)
+
+    # chapter 7's own run: 0.25 + 1.3 L, then 7.95 + 1.304 L with a 7.81 ms head
+    assert word(Line(1.304, 7.95, 1.0)) == yes
+    # the intercept rises by no more than half the head: the head is not a fixed cost
+    assert word(Line(1.304, 4.0, 1.0)) == no
+    # the slope per block moves by 1.5x or more (either way)
+    assert word(Line(1.95, 7.95, 1.0)) == word(Line(1.3 / 1.5, 7.95, 1.0)) == no
+    assert word(Line(1.9, 7.95, 1.0)) == yes
+    # the blocks alone do not lie on a line (R^2 at the bar is not above it)
+    assert word(Line(1.304, 7.95, 1.0), fit_blocks=Line(1.3, 0.1, 0.9)) == no
+    # a busy machine's flat small-vocabulary line gives a word, not an error
+    assert word(Line(1.3, 9.0, 1.0), fit_small=Line(0.0, 2.0, 0.1)) == no
+    with pytest.raises(ValueError, match="head_ms"):
+        word(small, head=-1.0)
+
+
 def test_kv_cache_bytes_count_a_key_and_a_value_per_block_and_position():
     cfg = ModelConfig(n_layer=12, d_model=768, n_head=12)
     assert latency.decode_kv_bytes(cfg, 1024) == 2 * 12 * 1024 * 768 * 4      # 75.5 MB

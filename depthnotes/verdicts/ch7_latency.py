@@ -111,6 +111,32 @@ def c16_verdict(results: Sequence[LatencyResult], cache: CacheSize | int,
     return DepthLine(L, ms, fit_latency(L, ms), slopes, head.min)
 
 
+#: C16's head part (``head_word``): with a large vocabulary the line's intercept must rise by
+#: more than this share of the head's own time per token ...
+HEAD_INTERCEPT_SHARE = 0.5
+#: ... and its slope per block stay within this factor of the small vocabulary's (either way).
+HEAD_SLOPE_FACTOR = 1.5
+
+
+def head_word(small: LinearFit, big: LinearFit, blocks: LinearFit, head_ms: float) -> str:
+    """C16's head part, "the head is a fixed cost per token, not a cost per block": the
+    lines ms = a + b*L with a small vocabulary (``small``) and with a large one (``big``,
+    through the memory-resident depths), the large-vocabulary blocks' own times (each
+    token's time minus the head's) fitted alone (``blocks``), and the head's own time
+    ``head_ms``. Reproduced when the intercept rises by more than ``HEAD_INTERCEPT_SHARE``
+    of ``head_ms``, the slope stays strictly within ``HEAD_SLOPE_FACTOR`` of the small
+    vocabulary's, and ``blocks`` has R^2 above ``C16_MIN_R2``; else not shown here (judged,
+    not asserted: a busy machine can blur one timing, and the word then says so; a small
+    vocabulary's line that does not rise leaves no slope to keep, and is not shown here
+    too)."""
+    check_number("head_ms", head_ms, low=0.0)
+    holds = (small.slope > 0
+             and big.intercept - small.intercept > HEAD_INTERCEPT_SHARE * head_ms
+             and 1 / HEAD_SLOPE_FACTOR < big.slope / small.slope < HEAD_SLOPE_FACTOR
+             and blocks.r2 > C16_MIN_R2)
+    return REPRODUCED if holds else NOT_SHOWN
+
+
 #: C17's rule (``c17_verdict``). The claim is made for the shapes chapter 6 trains, whose
 #: weights sit in cache: there the deepest shape of every family must be more than
 #: ``C17_MIN_RATIO`` times slower than its shallowest in every round. Where every shape streams
