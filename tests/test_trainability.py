@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, LOSS_MARGIN, MIXED,
@@ -373,3 +374,40 @@ def test_c8a_word_needs_a_spread_above_the_limit():
     assert gradient_spread_word(7.0, limit=5) == REPRODUCED
     with pytest.raises(ValueError, match="spread"):
         gradient_spread_word(0.5)                  # largest over smallest is at least 1
+
+
+def test_c6_half_slope_ratio_reads_the_bend_of_one_profile():
+    from depthnotes.verdicts.ch4_trainability import half_slope_ratio
+
+    x = np.arange(101, dtype=float)
+    assert half_slope_ratio(1.0 + 0.5 * x) == pytest.approx(1.0)          # a straight line
+    bent = np.where(x <= 50, x, 50 + 2 * (x - 50))                       # twice as steep later
+    assert half_slope_ratio(bent) == pytest.approx(2.0)
+    assert half_slope_ratio(np.sqrt(x)) < 1                              # sub-linear
+    with pytest.raises(ValueError, match="profile"):
+        half_slope_ratio([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="profile"):
+        half_slope_ratio(np.ones((2, 10)))
+
+
+def test_c6_word_from_the_bands():
+    from depthnotes.verdicts.ch4_trainability import (LINEAR, LINEAR_TOL, NOT_LINEAR,
+                                                      SUB_LINEAR, SUPER_LINEAR, SUPER_MAX,
+                                                      variance_growth_word)
+
+    assert (LINEAR_TOL, SUPER_MAX) == (1.2, 2.0)
+    assert variance_growth_word([1.0, 1.1, 0.9]) == (LINEAR, REPRODUCED)
+    assert variance_growth_word([1 / 1.2, 1.2, 1.0]) == (LINEAR, REPRODUCED)   # closed band
+    assert variance_growth_word([1.3, 1.9, 1.1]) == (SUPER_LINEAR, IN_PART)
+    # a bend of the same size downward is as far from linear: the chapter's own case
+    assert variance_growth_word([0.77, 0.98, 0.9]) == (SUB_LINEAR, IN_PART)
+    assert variance_growth_word([0.5, 1.5, 0.6]) == (SUB_LINEAR, IN_PART)     # mean below 1
+    assert variance_growth_word([0.4, 1.0, 1.0]) == (NOT_LINEAR, NOT_SHOWN)
+    assert variance_growth_word([2.1, 1.0, 1.0]) == (NOT_LINEAR, NOT_SHOWN)
+    # the first version of the rule: a bent branch for upward bends only
+    assert variance_growth_word([0.77, 0.98, 0.9], low=1 / 1.2) == (NOT_LINEAR, NOT_SHOWN)
+    assert variance_growth_word([1.3, 1.9, 1.1], low=1 / 1.2) == (SUPER_LINEAR, IN_PART)
+    with pytest.raises(ValueError, match="ratio"):
+        variance_growth_word([1.0, math.nan, 1.0])
+    with pytest.raises(ValueError, match="none"):
+        variance_growth_word([])

@@ -43,9 +43,11 @@ In a comparison of losses a diverged run counts as the evidence library's ceilin
 uniform loss ln V (a model that learned nothing), and ranks below every run that did not
 diverge. The same values choose the best learning rate.
 
-The chapter's two checks at initialisation are rules here too: C7 (``final_variance_word``,
-the variance into the final norm grows about tenfold from 10 to 100 blocks) and C8a
-(``gradient_spread_word``, gradients vanish or explode along a deep stack).
+The chapter's three checks at initialisation are rules here too: C6
+(``variance_growth_word``, the residual stream's variance grows about linearly with depth),
+C7 (``final_variance_word``, the variance into the final norm grows about tenfold from 10 to
+100 blocks) and C8a (``gradient_spread_word``, gradients vanish or explode along a deep
+stack).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.fitting import linear_fit
@@ -352,7 +356,48 @@ def seed_curves(record, arm: str, key: str = "train_loss") -> tuple[list, list]:
     return steps, [[math.nan if v is None else v for v in seed] for seed in values]
 
 
-# -- the chapter's checks at initialisation (C7, C8a) ---------------------------------------
+# -- the chapter's checks at initialisation (C6, C7, C8a) ----------------------------------
+#: C6's bands on each seed's ``half_slope_ratio``: the growth is linear when every ratio lies
+#: within a factor ``LINEAR_TOL`` of 1, slightly bent (super- or sub-linear) when every ratio
+#: lies within a factor ``SUPER_MAX``.
+LINEAR_TOL, SUPER_MAX = 1.2, 2.0
+#: C6's shapes of growth, as ``variance_growth_word`` names them.
+LINEAR, SUPER_LINEAR, SUB_LINEAR, NOT_LINEAR = ("linear", "slightly super-linear",
+                                                "slightly sub-linear", "not about linear")
+
+
+def half_slope_ratio(profile) -> float:
+    """The second half's least-squares slope over the first half's, of one variance profile
+    (blocks 0 .. L; the halves share the middle block): 1 for a straight line, above 1 when
+    later blocks add more."""
+    profile = np.asarray(profile, dtype=float)
+    if profile.ndim != 1 or len(profile) < 4:
+        raise ValueError(f"profile must be one profile of at least 4 points, got shape "
+                         f"{profile.shape}")
+    mid, x = len(profile) // 2, np.arange(len(profile))
+    first = linear_fit(x[:mid + 1], profile[:mid + 1]).slope
+    return linear_fit(x[mid:], profile[mid:]).slope / first
+
+
+def variance_growth_word(ratios, low: float = 1 / SUPER_MAX) -> tuple[str, str]:
+    """C6's shape of growth and its word, from each seed's ``half_slope_ratio``: linear and
+    reproduced when every ratio lies within ``LINEAR_TOL`` of 1 (either way); slightly super-
+    or sub-linear (by the mean ratio) and reproduced in part when every ratio lies between
+    ``low`` and ``SUPER_MAX``; else not about linear and not shown here. ``low``, the
+    bent band's lower end, is 1 / ``SUPER_MAX`` (a bend either way); 1 / ``LINEAR_TOL``
+    gives a bent band for upward bends only (the methods page says why the chapter shows
+    that word too)."""
+    ratios = [check_number("ratio", r) for r in ratios]
+    if not ratios:
+        raise ValueError("variance_growth_word needs one ratio per seed, got none")
+    if all(1 / LINEAR_TOL <= r <= LINEAR_TOL for r in ratios):
+        return LINEAR, REPRODUCED
+    if all(low <= r <= SUPER_MAX for r in ratios):
+        return (SUPER_LINEAR if np.mean(ratios) > 1 else SUB_LINEAR), IN_PART
+    return NOT_LINEAR, NOT_SHOWN
+
+
+# C7 and C8a
 #: C7's band: the variance into the final norm at L = 100 against L = 10 is "about 10x" when
 #: the ratio of the means lies strictly inside it (within a factor of two of ten).
 C7_BAND = (5, 20)
