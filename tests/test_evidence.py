@@ -225,3 +225,16 @@ def test_null_error_rate_is_what_the_docstring_and_methods_page_say():
     assert 0.07 <= false_clear(1, 1) <= 0.13      # 2/20 = 0.10: non-overlap alone
     assert 0.10 <= false_clear(1, 3) <= 0.20
     assert 0.15 <= false_clear(1, 10) <= 0.25
+
+
+def test_an_exact_check_is_reproduced_or_contradicted():
+    import numpy as np
+
+    from depthnotes.verdicts.evidence import exact_word
+
+    assert exact_word(True) == exact_word(np.bool_(True)) == REPRODUCED
+    assert exact_word(False) == CONTRADICTED
+    with pytest.raises(TypeError):
+        exact_word("yes")
+    with pytest.raises(TypeError):
+        exact_word(0.5)

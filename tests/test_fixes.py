@@ -564,3 +564,16 @@ def test_update_parts_judge_each_optimiser_setting_on_its_own_exponent():
     flipped = {p.measure: p.word for p in update_parts(_ResponseRecord(0.3, 0.0, 0.3))}
     assert flipped == {"sgd": CONTRADICTED, "adam 1e-3": REPRODUCED,
                        "adam 1/sqrt(L)": CONTRADICTED}
+
+
+def test_c11_word_needs_the_plain_stream_to_grow_and_the_scaled_ones_not_to():
+    from depthnotes.verdicts.ch5_fixes import scaled_start_word
+
+    assert scaled_start_word(109.0, 1.28, 1.28, 0.05) == REPRODUCED      # chapter 5's run
+    assert scaled_start_word(109.0, 2.5, 1.28, 0.05) == NOT_SHOWN        # scaled one grows
+    assert scaled_start_word(109.0, 1.28, 2.0, 0.05) == NOT_SHOWN        # the bar is open
+    assert scaled_start_word(109.0, 1.28, 1.28, 0.2) == NOT_SHOWN        # a block writes big
+    # no growth to prevent: the positive control fails, whatever the scaled stacks do
+    assert scaled_start_word(20.0, 1.28, 1.28, 0.05) == NOT_TESTABLE
+    with pytest.raises(ValueError, match="scaled"):
+        scaled_start_word(109.0, math.nan, 1.28, 0.05)

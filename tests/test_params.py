@@ -80,3 +80,50 @@ def test_approximation_share_tends_to_one():
 def test_count_params_rejects_non_config():
     with pytest.raises(TypeError, match="ModelConfig"):
         count_params({"n_layer": 2})
+
+
+# -- chapters 1 and 2: the claims' words from exact counts ----------------------------------
+def test_c1_word_needs_a_growing_share_above_the_bar_at_gpt2_width():
+    from depthnotes.verdicts.ch1_params import C1_SHARE, block_share_word
+    from depthnotes.verdicts.evidence import CONTRADICTED, REPRODUCED
+
+    widths = [16, 768, 1024]
+    assert C1_SHARE == 0.998
+    assert block_share_word(widths, [0.937, 0.9986, 0.999]) == REPRODUCED
+    assert block_share_word(widths, [0.937, 0.997, 0.999]) == CONTRADICTED   # under the bar
+    assert block_share_word(widths, [0.937, 0.9990, 0.9989]) == CONTRADICTED  # falls
+    with pytest.raises(ValueError, match="768"):
+        block_share_word([16, 32], [0.9, 0.95])
+    with pytest.raises(ValueError, match="increase"):
+        block_share_word([768, 16], [0.9, 0.95])
+
+
+def test_c2_word_from_the_slopes_and_the_approximation():
+    from depthnotes.verdicts.ch1_params import scaling_word
+    from depthnotes.verdicts.evidence import CONTRADICTED, REPRODUCED
+
+    assert scaling_word([0.9998, 0.995], [1.994, 1.99], 0.02 - 1e-9) == REPRODUCED
+    assert scaling_word([1.02], [2.0], 0.0) == CONTRADICTED           # not linear in L
+    assert scaling_word([1.0], [1.97], 0.0) == CONTRADICTED           # not quadratic in d
+    assert scaling_word([1.0], [2.0], 0.02) == CONTRADICTED           # 12 L d^2 too far
+    with pytest.raises(ValueError, match="slope"):
+        scaling_word([], [2.0], 0.0)
+
+
+def test_c3_and_c4_words_on_gpt2_small_and_on_counts_that_miss():
+    from depthnotes.verdicts.ch2_gpt2 import block_count_word, doubling_word
+    from depthnotes.verdicts.evidence import CONTRADICTED, REPRODUCED
+
+    small = ModelConfig.preset("gpt2-small")
+    pc = count_params(small)
+    assert block_count_word(pc.per_block.total, 768, pc.non_embedding) == REPRODUCED
+    assert block_count_word(pc.per_block.total, 768, 90_000_000) == CONTRADICTED
+    assert block_count_word(7_200_000, 768, pc.non_embedding) == CONTRADICTED
+    base = pc.non_embedding
+    deep = count_params(small.replace(n_layer=24)).non_embedding
+    wide = count_params(small.replace(d_model=1536)).non_embedding
+    assert doubling_word(base, deep, wide) == REPRODUCED
+    assert doubling_word(base, deep + 10 ** 6, wide) == CONTRADICTED   # not twice
+    assert doubling_word(base, deep, 3 * base) == CONTRADICTED         # not four times
+    with pytest.raises(TypeError):
+        doubling_word(base, float(deep), wide)

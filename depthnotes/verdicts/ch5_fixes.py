@@ -1,4 +1,5 @@
-"""Chapter 5's rules: what each of its records must show for C9, C10 and C12, in one place.
+"""Chapter 5's rules: what each of its records must show for C9, C10 and C12, and what its
+measurement at initialisation must show for C11, in one place.
 
 The chapter states each rule above its result; the functions here are those rules, so the
 table, the assertion and the claims page's word come from the same numbers. Runs are judged by
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from depthnotes.core.checks import check_number
 from depthnotes.core.fitting import linear_fit
 from depthnotes.data.corpus import unigram_loss          # chapter 4's yardstick, re-exported
 from depthnotes.measure.record_probes import removal_cost
@@ -542,3 +544,34 @@ def update_parts(record, family: str = "DeepNorm") -> list[BoundedPart]:
 
 
 __all__ += ["UPDATE_SETTINGS", "BoundedPart", "update_parts"]
+
+
+# -- C11: scaled branches start the model near the identity ------------------------------------
+#: C11's bars, on untrained 100-block pre-norm stacks (one seed, the chapter's probe batch):
+#: without scaling the stream's variance must grow more than ``C11_PLAIN_MIN`` times the
+#: embedding's (the positive control: a growth for the scaling to prevent); with the
+#: 1/sqrt(2L) branch scale and with GPT-2's init it must stay below ``C11_GROWTH_MAX`` times,
+#: and no scaled block may change the stream by ``C11_CONTRIB_MAX`` of its size or more.
+C11_PLAIN_MIN, C11_GROWTH_MAX, C11_CONTRIB_MAX = 20.0, 2.0, 0.2
+
+
+def scaled_start_word(plain: float, scaled: float, gpt2_init: float,
+                      max_contribution: float) -> str:
+    """C11's word from the stream's variance after the last block over the embedding's,
+    without scaling (``plain``), with the 1/sqrt(2L) branch scale (``scaled``) and with
+    GPT-2's init (``gpt2_init``), and the scaled stack's largest relative block contribution
+    (``probes.layer_contribution``): not testable here when the plain stream does not grow
+    past ``C11_PLAIN_MIN``; reproduced when both scaled growths are below
+    ``C11_GROWTH_MAX`` and the contribution below ``C11_CONTRIB_MAX``; else not shown
+    here."""
+    for name, v in (("plain", plain), ("scaled", scaled), ("gpt2_init", gpt2_init),
+                    ("max_contribution", max_contribution)):
+        check_number(name, v, low=0.0)
+    if not plain > C11_PLAIN_MIN:
+        return NOT_TESTABLE
+    near = (scaled < C11_GROWTH_MAX and gpt2_init < C11_GROWTH_MAX
+            and max_contribution < C11_CONTRIB_MAX)
+    return REPRODUCED if near else NOT_SHOWN
+
+
+__all__ += ["C11_PLAIN_MIN", "C11_GROWTH_MAX", "C11_CONTRIB_MAX", "scaled_start_word"]

@@ -418,6 +418,16 @@ def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margi
     return RatePick(rates, best, tied, flat, edge, edge is None)
 
 
+def exact_word(holds: bool) -> str:
+    """The word for a part checked by exact arithmetic (a parameter count, a formula against
+    the tensors): no seeds and no noise, the same on every machine. ``REPRODUCED`` when the
+    claim's stated tolerance holds; ``CONTRADICTED`` when it does not, since a count outside
+    the tolerance goes against the claim with nothing to blur it."""
+    if isinstance(holds, (str, bytes)) or holds not in (True, False):
+        raise TypeError(f"holds must be True or False, got {holds!r}")
+    return REPRODUCED if holds else CONTRADICTED
+
+
 def every_some_none(flags: Iterable[bool]) -> str:
     """``"every"``, ``"some"`` or ``"none"``: how many of a claim's cases hold."""
     flags = [bool(f) for f in flags]
