@@ -394,7 +394,8 @@ def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
     assert std.cost == pytest.approx(0.2) and std.clear
     assert sqrt.cost == pytest.approx(0.1) and sqrt.clear
     assert inv.cost == 0 and not inv.clear
-    from depthnotes.verdicts.evidence import IN_PART
+    from depthnotes.verdicts.evidence import CLEAR, IN_PART, WITHIN_NOISE
+    assert (std.verdict, inv.verdict) == (CLEAR, WITHIN_NOISE)     # the library's words
     assert dv.transfer_cost_word(costs) == IN_PART
     # a cost inside the margin is no cost: a flat bowl (0.005 nats per step, 0.01 at the
     # base rate, half the margin), although its seeds are far apart from each other

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
-from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, Arm, Ranking, RatePick,
-                                          best_rate, combine, compare, compare_many,
-                                          summarise, word_for)
+from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, Arm,
+                                          Ranking, RatePick, best_rate, combine, compare,
+                                          compare_many, summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -323,6 +323,11 @@ class TransferCost:
     best_rate: float            # the best rate at this depth
     cost: float                 # mean loss at base_rate minus mean loss at best_rate (>= 0)
     clear: bool                 # the cost is clearly above TRANSFER_MARGIN (evidence rule)
+
+    @property
+    def verdict(self) -> str:
+        """The evidence library's word for the cost: ``CLEAR`` or ``WITHIN_NOISE``."""
+        return CLEAR if self.clear else WITHIN_NOISE
 
 
 def transfer_costs(optima: dict[str, list[DepthOptimum]],
