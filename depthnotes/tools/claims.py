@@ -273,15 +273,16 @@ FINDINGS: dict[str, Finding] = {
     "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
                               "their neighbours' (cosine {c13_cos_span}, untrained at most "
                               "{c13_untrained_cos}).", REPRODUCED),
-    "C13 many removable": _F("many removable", "Within 5 % of the loss only {c13_prune_24} of "
-                             "24 and {c13_prune_48} of 48 blocks can go.", NOT_SHOWN),
+    "C13 many removable": _F("many removable", "Pruning without retraining removes only "
+                             "{c13_prune_24} of 24 blocks, or {c13_prune_48} of 48 (per "
+                             "seed), before the loss rises by more than 5 %.", NOT_SHOWN),
     "C14 thin end": _F("thin end", "The 12-block shapes are {c14_deep_gap_small} and "
                        "{c14_deep_gap_large} nats worse than their budget's best.", REPRODUCED),
     "C14 wide end": _F("wide end", "The widest shape a budget allows (one block) is inside "
                        "the flat range; the far end, d/L ≥ {wide_extreme}, needs more "
                        "parameters.", NOT_TESTABLE),
-    "C14 broad middle": _F("broad middle", "Only {c14_basin_n} shapes per budget are in the "
-                           "basin (d/L {basin_lo_small}–{basin_hi_small} and "
+    "C14 broad middle": _F("broad middle", "The basin holds only {c14_basin_shapes} "
+                           "(d/L {basin_lo_small}–{basin_hi_small} and "
                            "{basin_lo_large}–{basin_hi_large}).", NOT_SHOWN),
     "C15": _F("", "The median d/L of {c15_n_shapes} published shapes is {c15_median_all}: "
                   "{c15_median_small} below 1B parameters, {c15_median_large} above.", IN_PART),
