@@ -390,8 +390,7 @@ FIXED_DEPTH = 5
 FIXED_DEPTH_TASK = InductionHops(hops=tuple(range(1, 9)), n_symbols=4, length=64)
 
 
-# Registered (@register) with its record: the record is being made (a registered
-# experiment without a stored record fails tests/test_records.py).
+@register
 def induction_fixed_depth(quick: bool = False) -> Experiment:
     from depthnotes.data.tasks import LONG_SPAN
 
