@@ -390,8 +390,7 @@ FIXED_DEPTH = 5
 FIXED_DEPTH_TASK = InductionHops(hops=tuple(range(1, 9)), n_symbols=4, length=64)
 
 
-# Registered (@register) with its record: the record is being made (a registered
-# experiment without a stored record fails tests/test_records.py).
+@register
 def induction_fixed_depth(quick: bool = False) -> Experiment:
     from depthnotes.data.tasks import LONG_SPAN
 
@@ -420,7 +419,7 @@ def induction_fixed_depth(quick: bool = False) -> Experiment:
             "peak lr 1e-3, 200 warm-up steps, cosine decay to zero) three times as long: "
             "24,000 steps (384,000 fresh sequences). Every seed is scored on the same 1,024 "
             "held-out sequences per k (query_accuracy's seeds); accuracy curves every 1,000 "
-            "steps on 128. Three seeds. Cut for CPU time (about 30 CPU-minutes a run): one "
+            "steps on 128. Three seeds. Cut for CPU time: one "
             "learning rate (the sweep's first; at L = 5 its second, 3e-3, did no better), "
             "one depth."),
         measures=("training loss per step (window means); accuracy per k every 1,000 steps "

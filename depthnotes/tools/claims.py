@@ -233,9 +233,9 @@ FINDINGS: dict[str, Finding] = {
                                REPRODUCED),
     "C5b": _F("", "Weights set by hand do eight hops with {dbl_L8} blocks by pointer doubling; "
                   "a chain of single hops takes {relay_L8}.", CONTRADICTED),
-    "C5c": _F("", "The sweep cannot tell k from log k: at k = 4 both take four blocks, and no "
-                  "depth up to six did eight hops; a fixed-depth record decides.",
-              NOT_TESTABLE),
+    # neutral: the rule's reading of these numbers is the word beside it
+    "C5c": _F("", "Trained on every k with {c5c_L} blocks, the seeds do {c5c_done} hops "
+                  "(a relay reaches at most {c5c_relay}, doubling {c5c_doubling}).", None),
     "C6": _F("", "Growth is {c6_shape}: the second half's slope is {c6_ratio_lo}–"
                  "{c6_ratio_hi} times the first half's.", IN_PART),
     "C7": _F("", "At 100 blocks the final norm receives {c7_ratio} times the variance it gets "
