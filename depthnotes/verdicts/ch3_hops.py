@@ -82,15 +82,21 @@ def hop_attention(model, task, hops: int, n_sequences: int = 128,
 LONG_FROM = 4
 
 
+def scored_accuracy(accuracy: dict, long_accuracy: dict, long_from: int = LONG_FROM) -> dict:
+    """Per k (in increasing order: ``accuracy``'s keys), the accuracy the fixed-depth rule
+    reads: from ``long_from`` on, on long chains (``long_accuracy``; None for a k without
+    long chains), below it on all chains."""
+    return {k: long_accuracy.get(k) if k >= long_from else accuracy[k]
+            for k in sorted(accuracy)}
+
+
 def hops_done(accuracy: dict, long_accuracy: dict, solved: float = SOLVED,
               long_from: int = LONG_FROM) -> int:
     """The largest k such that a model answers at least ``solved`` of the queries of every
-    k' <= k (k's in increasing order: ``accuracy``'s keys): k' >= ``long_from`` on its long
-    chains (``long_accuracy``; a k' without long chains is not done), smaller k' on all its
-    chains. 0 when it does not do the first k."""
+    k' <= k, each scored as ``scored_accuracy`` reads it (a k' without long chains is not
+    done). 0 when it does not do the first k."""
     done = 0
-    for k in sorted(accuracy):
-        a = long_accuracy.get(k) if k >= long_from else accuracy[k]
+    for k, a in scored_accuracy(accuracy, long_accuracy, long_from).items():
         if a is None or a < solved:
             break
         done = k
@@ -244,13 +250,22 @@ def fixed_depth_from_record(record) -> FixedDepthVerdict:
     if len(record.arms) != 1:
         raise ValueError(f"a fixed-depth record has one arm, {record.name!r} has "
                          f"{len(record.arms)}")
-    arm = record.arms[0]
-    done = []
-    for seed in record.seeds:
-        final = record.run(arm, seed)["final"]
-        acc = {int(key.removeprefix("accuracy_k")): v for key, v in final.items()
-               if key.startswith("accuracy_k")}
-        long = {int(key.removeprefix("long_accuracy_k")): v for key, v in final.items()
-                if key.startswith("long_accuracy_k")}
-        done.append(hops_done(acc, long))
-    return judge_fixed_depth(done, record.arm(arm)["info"]["n_layer"])
+    done = [hops_done(*_final_accuracies(record, seed)) for seed in record.seeds]
+    return judge_fixed_depth(done, record.arm(record.arms[0])["info"]["n_layer"])
+
+
+def fixed_depth_scores(record, seed: int) -> dict:
+    """One seed's ``scored_accuracy`` on a fixed-depth record: per k, what the rule reads."""
+    return scored_accuracy(*_final_accuracies(record, seed))
+
+
+def _final_accuracies(record, seed: int) -> tuple[dict, dict]:
+    """``(accuracy, long_accuracy)`` per k of the one arm's run with ``seed``, read from its
+    final metrics ``accuracy_k<k>`` and ``long_accuracy_k<k>``."""
+    final = record.run(record.arms[0], seed)["final"]
+
+    def per_k(prefix):
+        return {int(key.removeprefix(prefix)): v for key, v in final.items()
+                if key.startswith(prefix)}
+
+    return per_k("accuracy_k"), per_k("long_accuracy_k")
