@@ -14,6 +14,10 @@ The notebooks load it with depthnotes.experiments.records.load_record(NAME).
   python -m depthnotes record --list                 # the experiments, last run times
   python -m depthnotes record deepnorm_1000_layers   # run one, write its record
   python -m depthnotes record NAME --quick           # a tiny version, into a temp folder
+
+Each finished run is kept at once in NAME.journal/ beside the record; run the same command
+again after an interruption and only the missing runs are trained (the record says it was
+resumed). The journal is removed when the record is written.
 """
 
 
@@ -34,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
-    from depthnotes.experiments.records import list_experiments, run_experiment, write_record
+    from depthnotes.experiments.journal import Journal, journal_dir
+    from depthnotes.experiments.records import (REPO_RECORDS, list_experiments,
+                                                run_experiment, write_record)
 
     if args.list:
         _print_list(list_experiments())
@@ -54,11 +60,20 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
           flush=True)
     if not args.quick:
         print(_last_time(exp.name), flush=True)
-    record = run_experiment(exp, workers=args.workers)
+    try:
+        journal = Journal(journal_dir(out or REPO_RECORDS, exp.name, exp.quick),
+                          exp.config_dict())
+    except ValueError as e:
+        parser.error(str(e))
+    kept = len(journal.done())
+    if kept:
+        print(f"resuming: {kept} of {len(jobs)} runs are in {journal.directory}", flush=True)
+    record = run_experiment(exp, workers=args.workers, journal=journal)
     try:
         path = write_record(record, out)
     except ValueError as e:
         parser.error(str(e))
+    journal.remove()
     prov = record["provenance"]
     print(f"wrote {path} ({prov['wall_seconds']:.0f} s wall, {prov['workers']} workers)")
     for run in record["runs"]:

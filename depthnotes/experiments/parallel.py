@@ -80,14 +80,16 @@ def job_seed(job) -> int:
 
 def run_parallel(fn: Callable, jobs: Sequence, *, workers: int | None = None,
                  desc: str | None = None, costs: Sequence[float] | None = None,
-                 labels: Sequence[str] | None = None) -> list:
+                 labels: Sequence[str] | None = None,
+                 on_result: Callable[[int, object], None] | None = None) -> list:
     """``[fn(job) for job in jobs]``, computed in ``workers`` processes of one thread each.
 
     ``workers`` defaults to the cores this process may use (never more than the jobs);
     ``workers=1`` runs in this process. ``costs`` (one positive number per job, e.g. steps ×
     layers) weights the progress bar, and the workers start the costliest jobs first;
-    ``labels`` name the jobs in errors (default: the job's repr). Raises ``JobError`` when a
-    job fails.
+    ``labels`` name the jobs in errors (default: the job's repr); ``on_result(index,
+    result)`` is called in this process as each job finishes (a record's journal keeps each
+    finished run so). Raises ``JobError`` when a job fails.
     """
     jobs = list(jobs)
     if not callable(fn):
@@ -108,14 +110,14 @@ def run_parallel(fn: Callable, jobs: Sequence, *, workers: int | None = None,
     bar = _bar(sum(costs), desc)
     try:
         if workers == 1:
-            return _run_here(fn, jobs, costs, labels, bar)
-        return _run_pool(fn, jobs, costs, labels, bar, workers)
+            return _run_here(fn, jobs, costs, labels, bar, on_result)
+        return _run_pool(fn, jobs, costs, labels, bar, workers, on_result)
     finally:
         if bar is not None:
             bar.close()
 
 
-def _run_here(fn, jobs, costs, labels, bar) -> list:
+def _run_here(fn, jobs, costs, labels, bar, on_result=None) -> list:
     results = []
     before = torch.get_num_threads()
     try:
@@ -125,6 +127,8 @@ def _run_here(fn, jobs, costs, labels, bar) -> list:
                     results.append(_call(fn, job))
             except Exception as e:
                 raise JobError(_failed(index, labels[index], e)) from e
+            if on_result is not None:
+                on_result(index, results[-1])
             if bar is not None:
                 bar.update(costs[index])
     finally:
@@ -132,7 +136,7 @@ def _run_here(fn, jobs, costs, labels, bar) -> list:
     return results
 
 
-def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
+def _run_pool(fn, jobs, costs, labels, bar, workers, on_result=None) -> list:
     method = start_method()
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
@@ -160,6 +164,8 @@ def _run_pool(fn, jobs, costs, labels, bar, workers) -> list:
                                        "not read from standard input)") from e
                     except Exception as e:     # its __cause__ holds the worker's traceback
                         raise JobError(_failed(index, labels[index], e)) from e
+                    if on_result is not None:
+                        on_result(index, results[index])
                     if bar is not None:
                         bar.update(costs[index])
         except BaseException:       # a failed job, or an interrupt (Jupyter's stop button)

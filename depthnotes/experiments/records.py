@@ -54,6 +54,7 @@ from pathlib import Path
 
 from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
 from depthnotes.experiments.spec import Experiment, run_job
+from depthnotes.experiments.journal import Journal
 from depthnotes.experiments.parallel import available_cores, run_parallel
 
 #: Version of the record layout; bump it when the keys change.
@@ -384,28 +385,49 @@ def check_current(record: Record, experiment: Experiment | None = None) -> None:
 
 # -- running and writing ---------------------------------------------------------------------
 def run_experiment(experiment: Experiment, *, workers: int | None = None,
-                   desc: str | None = None) -> dict:
+                   desc: str | None = None, journal: Journal | None = None) -> dict:
     """Train every arm × seed of ``experiment`` (in parallel) and return its record as a
-    JSON-ready dict (rounded)."""
+    JSON-ready dict (rounded). With a ``journal`` (``experiments.journal``), each finished run
+    is written to it at once, and the runs it already holds are not trained again."""
     jobs = experiment.jobs()
     workers = available_cores() if workers is None else workers
     load = _load_average()
     prov = provenance()      # before the run: the commit of the code that runs
+    done = journal.done() if journal is not None else {}
+    todo = [i for i, j in enumerate(jobs) if (j.arm.name, j.seed) not in done]
+
+    def keep(k: int, result: dict) -> None:
+        job = jobs[todo[k]]
+        journal.add(job.arm.name, job.seed, result, prov["commit"], prov["date"])
+
     t0 = time.perf_counter()
-    results = run_parallel(run_job, jobs, workers=workers, desc=desc or experiment.name,
-                           costs=[j.cost for j in jobs], labels=[j.label for j in jobs])
+    fresh = run_parallel(run_job, [jobs[i] for i in todo], workers=workers,
+                         desc=desc or experiment.name, costs=[jobs[i].cost for i in todo],
+                         labels=[jobs[i].label for i in todo],
+                         on_result=keep if journal is not None else None)
     wall = time.perf_counter() - t0
+    results = [done[(j.arm.name, j.seed)]["result"] if (j.arm.name, j.seed) in done else None
+               for j in jobs]
+    for i, r in zip(todo, fresh):
+        results[i] = r
     models = {}                 # (arm, seed) -> state dict, for an experiment that keeps them
     for j, r in zip(jobs, results):
         if "model_state" in r:
             models[(j.arm.name, j.seed)] = r.pop("model_state")
     runs = [{"arm": j.arm.name, "seed": j.seed, **r} for j, r in zip(jobs, results)]
+    prov = {**prov, "workers": min(workers, len(jobs)), "load_average_before": load,
+            "wall_seconds": wall}
+    if done:                    # made in several sittings: say so, and what ran where
+        prov["resumed"] = {
+            "runs_from_journal": len(done),
+            "commits": sorted({e["commit"] or "unknown" for e in done.values()}),
+            "dates": sorted({e["date"] for e in done.values()}),
+            "earlier_wall_seconds": journal.earlier_wall()}
     record = {
         "schema": SCHEMA_VERSION, "name": experiment.name, "quick": experiment.quick,
         "description": experiment.description, "measures": experiment.measures,
         "command": experiment.command, "config": experiment.config_dict(), "runs": runs,
-        "provenance": {**prov, "workers": min(workers, len(jobs)),
-                       "load_average_before": load, "wall_seconds": wall}}
+        "provenance": prov}
     record = round_floats(record)
     validate_record(record, where=f"record {experiment.name}")
     if models:
