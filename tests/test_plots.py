@@ -42,6 +42,15 @@ def test_curves_of_different_lengths_average_the_common_steps(ax):
         plot_seed_curves(ax, [1, 2], [[1.0, 2.0, 3.0]])
 
 
+def test_the_mean_takes_a_line_style_and_the_seeds_stay_solid(ax):
+    seeds, mean = plot_seed_curves(ax, [1, 2], [[2.0, 1.0], [3.0, 2.0]], linestyle="--",
+                                   label="an arm")
+    assert mean.get_linestyle() == "--"
+    assert {s.get_linestyle() for s in seeds} == {"-"}
+    legend = ax.legend()
+    assert [h.get_linestyle() for h in legend.legend_handles] == ["--"]
+
+
 def test_finals_draw_a_dot_per_seed_and_a_mean_bar(ax):
     results = {"post": [3.30, 3.28, 3.31], "deepnorm": [2.90, 2.95, 2.92, 2.91]}
     artists = plot_seed_finals(ax, results)

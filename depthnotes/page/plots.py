@@ -130,13 +130,15 @@ SEED_STYLE = {"lw": 0.8, "alpha": 0.35}
 MEAN_STYLE = {"lw": 2.0}
 
 
-def plot_seed_curves(ax, steps, curves, *, color=None, label=None):
+def plot_seed_curves(ax, steps, curves, *, color=None, label=None, linestyle="-"):
     """Each seed's curve as a thin line and their mean as a thick one, on ``ax``.
 
     ``curves`` holds one sequence of values per seed; ``steps`` is their shared x (one
     sequence) or one x sequence per seed. Curves of different lengths (a run that stopped
     early) are averaged over the steps all of them reached. Returns ``(seed_lines,
     mean_line)``; ``label`` goes on the mean only, so a legend has one entry per arm.
+    ``linestyle`` is the mean's (seeds stay thin solid lines): with more than four arms in
+    a panel, give each its own (``LINESTYLES``; the figure standard).
     """
     curves = [list(c) for c in curves]
     if not curves:
@@ -152,7 +154,8 @@ def plot_seed_curves(ax, steps, curves, *, color=None, label=None):
         seed_lines.append(line)
     n = min(len(c) for c in curves)
     mean = [sum(c[i] for c in curves) / len(curves) for i in range(n)]
-    (mean_line,) = ax.plot(xs[0][:n], mean, color=color, label=label, **MEAN_STYLE)
+    (mean_line,) = ax.plot(xs[0][:n], mean, color=color, label=label, ls=linestyle,
+                           **MEAN_STYLE)
     return seed_lines, mean_line
 
 
