@@ -124,6 +124,15 @@ def test_new_figure_stacks_panels_at_the_column_width():
     assert fig.get_figwidth() == 8.4 and len(axes) == 2
 
 
+def test_titles_do_not_break_an_equation():
+    text = "No seed of this family gets under the line from L = 24 on"
+    for width in (2.5, 3.0, 3.5, 4.0, 5.0):
+        lines = wrap_title(text, width).split("\n")
+        assert " ".join(lines) == text
+        assert not any(line.endswith(("L", "L =")) for line in lines[:-1]), lines
+    assert wrap_title("post\u00a0N and more words", 2.0).startswith("post\u00a0N")
+
+
 def test_titles_wrap_to_the_figure():
     text = "A finding that is a whole sentence long, much longer than one line of a figure"
     lines = wrap_title(text).split("\n")

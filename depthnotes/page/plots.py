@@ -103,9 +103,12 @@ def new_figure(ncols: int = 1, width: float | None = None, height: float | None 
 def wrap_title(text: str, width_in: float = WIDTH_IN, size: float = 11) -> str:
     """``text`` broken into lines that fit ``width_in`` inches at ``size`` points (a
     finding is a sentence; matplotlib does not wrap titles, and a title wider than the
-    figure widens its PNG, which the page then shrinks)."""
+    figure widens its PNG, which the page then shrinks). An equation such as ``L = 24``
+    stays on one line, and so do words joined by a no-break space."""
     chars = max(20, int(width_in * 72 / (0.63 * size)))   # bold, wide letters
-    return textwrap.fill(text, chars, break_long_words=False)
+    glue = "\x1f"                      # textwrap breaks at ASCII whitespace only
+    kept = text.replace(" = ", f"{glue}={glue}")
+    return textwrap.fill(kept, chars, break_long_words=False).replace(glue, " ")
 
 
 def finding(target, text: str) -> None:
