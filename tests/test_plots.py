@@ -77,3 +77,29 @@ def test_loop_curves_draw_each_seed_of_each_stack_in_its_colour(ax):
     assert {n: m.get_color() for n, m in means.items()} == LOOP_COLORS
     assert list(means["one block, looped"].get_ydata()) == pytest.approx([0.1, 0.4, 0.9])
     assert ax.get_title() == "n = 2, k = 2" and ax.get_ylim() == (0, 1.02)
+
+
+def test_depth_curves_tell_six_depths_apart_by_colour_and_style(ax):
+    """Chapter 3's learning curves: six depths in one panel, each its own colour and line
+    style, with no two of the near colours (blue and sky blue, orange and vermillion)
+    next to each other; the seeds visible, the mean thick; the figure standard passes."""
+    from depthnotes.page import standard
+    from depthnotes.page.plots import SEED_VISIBLE, SERIES_COLORS, plot_depth_curves
+
+    curves = {f"L = {L}": ([[1, 2, 3]] * 2, [[0.1 * L, 0.2, 0.3], [0.2, 0.3, 0.1 * L]])
+              for L in range(1, 7)}
+    means = plot_depth_curves(ax, curves)
+    assert list(means) == list(curves) and len(ax.lines) == 6 * 3
+    colours = [m.get_color() for m in means.values()]
+    assert len(set(colours)) == 6 and set(colours) <= set(CYCLE)
+    for near in ({CYCLE[0], CYCLE[5]}, {CYCLE[1], CYCLE[3]}):
+        assert all({a, b} != near for a, b in zip(colours, colours[1:]))
+    assert all(m.get_linewidth() == MEAN_STYLE["lw"] for m in means.values())
+    seeds = [line for line in ax.lines if line not in means.values()]
+    assert all(s.get_alpha() == SEED_VISIBLE["alpha"] > SEED_STYLE["alpha"] for s in seeds)
+    ax.legend()
+    png, facts = standard.render_png(ax.figure)
+    assert facts["panels"][0] == {"legend_entries": 6, "styles_distinct": True}
+    assert len(SERIES_COLORS) == len(set(SERIES_COLORS)) == len(CYCLE)
+    with pytest.raises(ValueError):
+        plot_depth_curves(ax, {str(i): ([1], [[0.0]]) for i in range(9)})

@@ -196,6 +196,30 @@ def _per_seed(steps) -> bool:
     return first is not None and hasattr(first, "__len__")
 
 
+# -- chapter 3: learning curves of several depths in one panel ------------------------------
+#: Colours for many series in one panel: ``CYCLE`` reordered so that its two near pairs (blue
+#: and sky blue, orange and vermillion) sit far apart; pair each with ``LINESTYLES``.
+SERIES_COLORS = [CYCLE[i] for i in (0, 1, 2, 4, 3, 5, 7, 6)]
+#: Seeds of a many-series panel: thin, but drawn strongly enough to be seen at the page's size.
+SEED_VISIBLE = {"alpha": 0.55, "lw": 1.0}
+
+
+def plot_depth_curves(ax, curves: dict) -> dict:
+    """One learning curve per depth (or any ordered arm) on ``ax``, each seed thin and the
+    mean thick (``plot_seed_curves``), the i-th series in ``SERIES_COLORS[i]`` and
+    ``LINESTYLES[i]`` (mean and seeds), so that six depths stay apart in colour *and* style
+    (the figure standard). ``curves`` is ``{label: (steps, [values of each seed])}`` in
+    the order to draw. Returns ``{label: mean line}``."""
+    if len(curves) > len(SERIES_COLORS):
+        raise ValueError(f"at most {len(SERIES_COLORS)} series, got {len(curves)}")
+    means = {}
+    for (label, (steps, values)), color, ls in zip(curves.items(), SERIES_COLORS, LINESTYLES):
+        seeds, means[label] = plot_seed_curves(ax, steps, values, color=color, label=label,
+                                               linestyle=ls)
+        plt.setp(seeds, linestyle=ls, **SEED_VISIBLE)
+    return means
+
+
 # -- chapter 3: two circuits for k hops ------------------------------------------------------
 def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0], start: str = "x",
                      step: str = "f") -> int:
