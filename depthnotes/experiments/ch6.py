@@ -35,7 +35,7 @@ def budget_sweep_300_steps(quick: bool = False) -> Experiment:
     return Experiment(
         name="budget_sweep_300_steps", quick=quick, keep_models=True,
         description=(
-            "Chapter 6's first look at C14: every shape within 8 % of a "
+            "Chapter 6 (C14, the one-seed first look): every shape within 8 % of a "
             "non-embedding budget P (25,000: L = 1, 2, 3, 4, 6, 8; 100,000: L = 1, 2, 4, 8; "
             "pre-norm, GPT-2 init, 2 heads, context 64) trained on the shipped corpus with one "
             "recipe and the same tokens: 300 steps of 16 x 64 characters, AdamW, lr 3e-3 x "
