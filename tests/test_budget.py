@@ -137,3 +137,59 @@ def test_c15_counts_each_distinct_shape_once():
     # the rule sees a shape once: doubling every model leaves the word unchanged
     from depthnotes.verdicts.ch6_budget import aspect_claim_word
     assert aspect_claim_word(PUBLISHED_SHAPES * 2) == aspect_claim_word(PUBLISHED_SHAPES)
+
+
+# -- chapter 6's first look, read from its record ---------------------------------------------
+def test_sweep_points_read_every_arm_of_the_stored_sweep():
+    """The page's first look reads budget_sweep_300_steps through sweep_points: one point per
+    arm, in the record's order, with the arm's shape, rate, loss and divergence; d/L is
+    computed from the shape (the stored info rounds it)."""
+    from depthnotes.experiments.ch6 import sweep_points
+    from depthnotes.experiments.records import load_record
+
+    rec = load_record("budget_sweep_300_steps")
+    points = sweep_points(rec)
+    assert len(points) == len(rec.arms) == 10
+    for p, name in zip(points, rec.arms):
+        info, run = rec.arm(name)["info"], rec.run(name, 0)["final"]
+        assert name == f"P={p.budget} L={p.n_layer}" and p.d_model == info["d_model"]
+        assert p.aspect_ratio == p.d_model / p.n_layer
+        assert p.val_loss == run["eval_loss"] and p.diverged is run["diverged"] is False
+        assert p.lr == rec.arm(name)["recipe"]["lr"]
+    with pytest.raises(KeyError, match="no run of arm"):
+        sweep_points(rec, seed=1)
+
+
+def test_sweep_points_are_what_budget_sweep_returns():
+    """Read back from a (quick) record, the sweep is the one budget_sweep trains with the
+    record's shapes and recipe: same shapes, rates and losses (to the record's digits)."""
+    import torch
+
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.experiments.ch6 import sweep_points
+    from depthnotes.experiments.records import (MODELS_KEY, Record, round_float,
+                                                run_experiment)
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.training.budget import budget_sweep
+
+    quick = get_experiment("budget_sweep_300_steps", quick=True)
+    assert quick.keep_models and get_experiment("budget_sweep_300_steps").keep_models
+    data = run_experiment(quick, workers=1)
+    data.pop(MODELS_KEY)                              # the weights: not read here
+    read = sweep_points(Record.from_dict(data))
+    corpus = load_corpus()
+    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
+                       context=64)
+    shapes = [s for P, depths in {25_000: [1, 2, 3, 4, 6, 8], 100_000: [1, 2, 4, 8]}.items()
+              for s in shapes_for_budget(P, base, tolerance=0.08, d_multiple=2,
+                                         n_layers=depths)]
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)                          # as the record's jobs run
+    try:
+        trained = budget_sweep(shapes, quick.arms[0].recipe.replace(lr=3e-3), corpus=corpus)
+    finally:
+        torch.set_num_threads(before)
+    assert [(p.budget, p.n_layer, p.d_model, p.aspect_ratio) for p in read] == \
+        [(p.budget, p.n_layer, p.d_model, p.aspect_ratio) for p in trained]
+    assert [p.lr for p in read] == pytest.approx([p.lr for p in trained], rel=1e-5)
+    assert [p.val_loss for p in read] == [round_float(p.val_loss) for p in trained]

@@ -121,9 +121,9 @@ def test_missing_record_names_the_command(tmp_path, monkeypatch):
 
 # -- chapter 6's sweep: the record's runs are budget_sweep's runs ------------------------------
 def test_budget_record_is_chapter_6s_sweep():
-    """Chapter 6 trains its sweep with ``budget_sweep`` and chapter 7 reads the record; both
-    computed here, on one machine, must agree exactly (this check used to sit in chapter 6,
-    against a stored file). The quick recipe keeps it fast; the real experiment's shapes and
+    """Chapter 6 reads its sweep from the record and trains one shape again with
+    ``budget_sweep``; both computed here, on one machine, must agree exactly (this check used
+    to sit in chapter 6, against a stored file). The quick recipe keeps it fast; the real experiment's shapes and
     learning rates are compared with chapter 6's settings without training."""
     import torch
 

@@ -33,18 +33,39 @@ def budget_sweep_300_steps(quick: bool = False) -> Experiment:
                  "aspect_ratio": s.aspect_ratio, "lr_ref": recipe.lr, "d_ref": 64,
                  "lr_rule": "1/d"}))
     return Experiment(
-        name="budget_sweep_300_steps", quick=quick,
+        name="budget_sweep_300_steps", quick=quick, keep_models=True,
         description=(
-            "Chapter 6 (C14), read by chapter 7 (C17): every shape within 8 % of a "
+            "Chapter 6 (C14, the one-seed first look): every shape within 8 % of a "
             "non-embedding budget P (25,000: L = 1, 2, 3, 4, 6, 8; 100,000: L = 1, 2, 4, 8; "
             "pre-norm, GPT-2 init, 2 heads, context 64) trained on the shipped corpus with one "
             "recipe and the same tokens: 300 steps of 16 x 64 characters, AdamW, lr 3e-3 x "
             "64 / d (training.budget.lr_for_width, rule 1/d), 20 warm-up steps, cosine "
             "decay, clipping at 1; the same runs as training.budget.budget_sweep with "
-            "chapter 6's default settings. One seed: an illustration, not a verdict."),
+            "chapter 6's settings. One seed: an illustration, not a verdict. The trained "
+            "weights are kept (NAME.models.pt beside this file): the chapter lets the "
+            "shallowest and deepest models of P = 100,000 write text and probes the "
+            "8-block one for redundancy."),
         measures=("training loss per step; validation loss after the last step (8 batches "
                   "of 16 x 64 held-out characters)"),
         data="python_topics", arms=tuple(arms), seeds=(0,))
+
+
+def sweep_points(record, seed: int = 0) -> list:
+    """The runs of ``seed`` in a record of ``budget_sweep_300_steps`` as the
+    ``budget.SweepPoint``s that ``budget_sweep`` returns for the same shapes, in the record's
+    order: each arm's shape from its ``info``, its rate from its recipe, its final validation
+    loss and whether it diverged."""
+    from depthnotes.core.config import aspect_ratio
+    from depthnotes.training.budget import SweepPoint
+
+    points = []
+    for name in record.arms:
+        info, final = record.arm(name)["info"], record.run(name, seed)["final"]
+        points.append(SweepPoint(
+            info["budget"], info["n_layer"], info["d_model"], info["n_head"],
+            info["non_embedding"], aspect_ratio(info["n_layer"], info["d_model"]),
+            record.arm(name)["recipe"]["lr"], final["eval_loss"], final["diverged"]))
+    return points
 
 
 #: ``budget_basin``'s design, in one place (its description and the tests read it from here).
