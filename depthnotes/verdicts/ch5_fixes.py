@@ -46,7 +46,6 @@ import numpy as np
 
 from depthnotes.core.checks import check_number
 from depthnotes.core.fitting import linear_fit
-from depthnotes.data.corpus import unigram_loss          # chapter 4's yardstick, re-exported
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
                                                   DepthOutcome, depth_outcomes,
@@ -432,7 +431,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                          smaller, exp_cmp, "; ".join(parts))
 
 
-__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "unigram_loss", "load_chapter_records",
+__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
            "run_word", "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
            "RecipeDepth",
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
