@@ -221,7 +221,7 @@ class Transformer(nn.Module):
             raise ValueError("skip removes blocks from a full forward pass; not with a cache")
         start = 0 if cache is None else cache.length
         x = self.embed(idx, start)                                           # (B, T, d)
-        stored = list(self.h)          # a plain list: indexing a ModuleList costs more per step
+        stored = list(self.h)   # ModuleList lookups: ~0.5 % of a decode step (benchmarks/)
         for i in range(self.config.n_layer):
             if i not in skip:
                 x = stored[self.config.block_index(i)](x, cache, i)
