@@ -77,8 +77,8 @@ def test_a_model_decodes_through_the_split_and_picks_the_same_tokens(threads, bm
 def test_outside_generation_the_split_is_never_taken(threads, bmm_calls):
     """Training, the probes and a plain forward pass run ``Conv1D.forward``, which never looks
     at the speed path: a decode-shaped forward pass outside ``generate`` takes ``x @ w`` even
-    where the rule would split, and ``generate`` leaves every linear map's plain forward in
-    place when it returns (also when it raises)."""
+    where the rule would split, and leaving ``decoding`` puts every linear map's plain forward
+    back (also when the block raises)."""
     threads(2)
     cfg = ModelConfig(n_layer=2, d_model=256, n_head=4, vocab_size=64, context=32)
     model = Transformer(cfg, seed=0).eval()
@@ -90,8 +90,9 @@ def test_outside_generation_the_split_is_never_taken(threads, bmm_calls):
     assert bmm_calls == []
     model.generate(x, 2)
     assert bmm_calls != []
-    with pytest.raises(ValueError, match="exceeds context"):
-        model.generate(x, 40)
+    with pytest.raises(RuntimeError, match="mid-generation"):
+        with fastpath.decoding(model):
+            raise RuntimeError("mid-generation")
     assert all("forward" not in m.__dict__ for m in convs)
     bmm_calls.clear()
     with torch.no_grad():
