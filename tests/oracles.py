@@ -1,5 +1,6 @@
 """Oracles only the tests use: brute-force enumeration of pointer-chasing baselines (small n),
-a decoded lookup rule to simulate (any n), and following pointers by hand. They check the exact
+a closed form for one read at the query, a decoded lookup rule to simulate (any n), and
+following pointers by hand. They check the exact
 baselines in ``depthnotes.data.hops`` and the task in ``depthnotes.data.tasks``; nothing in the
 book calls them, so they live here, not in the package.
 """
@@ -30,6 +31,25 @@ def brute_force_accuracy(n: int, k: int, n_reads: int) -> float:
         right = sum(max(c.values()) for c in counts.values())
         best = max(best, right / math.factorial(n))
     return best
+
+
+def one_lookup_at_query(n: int, k: int) -> float:
+    """Rule (b) restricted to reading at x, in closed form: read ``f(x)`` and guess.
+
+    If ``f(x) = x`` (probability 1/n) the answer is x. Otherwise x's cycle length c is
+    uniform on 2..n; the cycle runs x, f(x), then points uniform over the other n-2. The answer
+    is x when c | k, f(x) when c | k-1, and otherwise a point the rule never saw, so
+    the best guess gets ``max(#{c | k}, #{c | k-1}, #{rest}/(n-2))`` of the n-1 cases
+    (c ranging over 2..n). Reading at x is not always the best single address: at k = 3 a
+    read elsewhere that happens to land on x reveals f^-1(x), which is f^3(x) when x's cycle
+    has length 2 or 4 (n = 6: 11/30 against 1/3). ``hops.lookup_accuracy`` takes the best of both.
+    """
+    check_int("n", n, minimum=2)
+    check_int("k", k, minimum=1)
+    on_x = sum(1 for c in range(2, n + 1) if k % c == 0)
+    on_fx = sum(1 for c in range(2, n + 1) if k % c == 1)
+    rest = (n - 1 - on_x - on_fx) / (n - 2) if n > 2 else 0.0
+    return (1 + max(on_x, on_fx, rest)) / n
 
 
 def decoded_rule(n: int, k: int, reads: tuple):

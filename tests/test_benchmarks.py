@@ -58,3 +58,24 @@ def test_ours_and_hf_gpt2_compute_the_same_function(activation):
             p.mul_(20)                          # large weights: the GELUs' gap shows
     diff, _ = bench.same_function(Transformer(other, seed=1).eval(), hf, prompt)
     assert diff > 1e-4
+
+
+def test_ours_with_the_split_off_decodes_without_it(monkeypatch):
+    """The benchmark's "ours, no split" contender really takes the plain product (it switches
+    the rule off for the call), and "ours" really splits, at two threads and a d = 256 shape."""
+    bench = load_script()
+    calls = []
+    real = torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda a, b: calls.append(1) or real(a, b))
+    before = torch.get_num_threads()
+    cfg = ModelConfig(n_layer=1, d_model=256, n_head=4, vocab_size=64, context=16)
+    model = Transformer(cfg, seed=0).eval()
+    prompt = torch.zeros(1, 2, dtype=torch.long)
+    try:
+        torch.set_num_threads(2)
+        bench.ours_decoder(model, prompt, split=False)[0](3)
+        assert calls == []
+        bench.ours_decoder(model, prompt, split=True)[0](3)
+        assert calls
+    finally:
+        torch.set_num_threads(before)

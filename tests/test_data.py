@@ -1,13 +1,19 @@
 """Tests of depthnotes.data.corpus: the shipped character corpus and its batches."""
 
+import ast
+import json
 import math
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from depthnotes.data.corpus import (CharCorpus, build_python_topics_text, corpus_text,
                                     load_corpus, unigram_loss)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -107,12 +113,68 @@ def test_shipped_file_rebuilds_byte_for_byte():
     assert build_python_topics_text() == corpus_text()
 
 
-def test_unigram_loss_is_the_one_of_the_package(corpus):
-    """One function for the yardstick: chapter 5's verdicts re-export this one, and on the
-    shipped corpus it is the entropy of the training split's character frequencies."""
-    from depthnotes.verdicts import ch5_fixes
+def python_sources():
+    """(where, source) of every piece of Python the project ships: the package, the tests, the
+    benchmarks, and the notebooks' code cells (IPython's ``%`` and ``!`` lines left out)."""
+    files = [*(ROOT / "depthnotes").rglob("*.py"), *(ROOT / "tests").glob("*.py"),
+             *(ROOT / "benchmarks").glob("*.py")]
+    for path in sorted(files):
+        yield str(path.relative_to(ROOT)), path.read_text()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                lines = "".join(cell["source"]).splitlines()
+                yield f"{path.name} cell {cell['id']}", "\n".join(
+                    "" if line.lstrip().startswith(("%", "!")) else line for line in lines)
 
-    assert ch5_fixes.unigram_loss is unigram_loss
+
+def module_level(tree: ast.Module):
+    """The nodes of a module outside its functions (what binds the module's own names)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def test_unigram_loss_has_one_home_and_one_import_path():
+    """The yardstick of chapters 4 and 5 is written once, in ``depthnotes.data.corpus``, and is
+    imported only from there: no second definition anywhere (package, notebooks, tests,
+    benchmarks), no name bound to it, every import naming its home, and no other module of the
+    package holding it as a module-level name (a re-export: a second path to import it by; a
+    package module that needs it imports it inside the function that calls it)."""
+    home, defined, bound, imported, exported = "depthnotes.data.corpus", [], [], [], []
+    for where, source in python_sources():
+        tree = ast.parse(source, filename=where)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and node.name == "unigram_loss":
+                defined.append(where)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == "unigram_loss" for t in targets):
+                    bound.append(where)
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if "unigram_loss" in (alias.name, alias.asname):
+                        imported.append((where, "." * node.level + (node.module or "")))
+        if where.startswith("depthnotes/") and where != "depthnotes/data/corpus.py":
+            exported += [where for node in module_level(tree) if isinstance(node, ast.ImportFrom)
+                         and any("unigram_loss" in (a.name, a.asname) for a in node.names)]
+    assert defined == ["depthnotes/data/corpus.py"]
+    assert bound == []
+    assert imported, "nothing imports unigram_loss: the scan read nothing"
+    assert [(where, module) for where, module in imported if module != home] == []
+    assert exported == []
+
+
+def test_unigram_loss_is_the_entropy_of_the_frequencies(corpus):
+    """On constructed counts (ids that never occur add nothing) and on the shipped corpus: the
+    entropy of the training split's character frequencies, in nats."""
+    p = torch.tensor([2, 2, 4]).double() / 8
+    constructed = SimpleNamespace(train=torch.tensor([0, 1, 0, 1, 2, 2, 2, 2]), vocab_size=5)
+    assert unigram_loss(constructed) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-12)
     counts = torch.bincount(corpus.train, minlength=corpus.vocab_size).double()
     p = counts[counts > 0] / counts.sum()
     assert unigram_loss(corpus) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-12)

@@ -11,7 +11,7 @@ from depthnotes import ModelConfig, Transformer
 from depthnotes.verdicts.ch5_fixes import (LayerUse, depth_verdict, grid_cells, layer_use,
                                            layer_use_verdict, recipe_depths, recipe_verdict,
                                            top_trainable,
-                                           run_word, unigram_loss, update_exponents,
+                                           run_word, update_exponents,
                                            update_sizes, update_verdict)
 from depthnotes.measure.record_probes import (OLD_REMOVAL_COST, PROBE_KEYS, REMOVAL_COST,
                                               layer_use as measure_layer_use, make_probe,
@@ -41,14 +41,6 @@ def grid_record(table):
             info = {"family": fam, "norm": norm, "lr": lr, "warmup_steps": wu, "n_layer": L}
             arms[f"{fam}, L={L}"] = (info, finals(vals))
     return stored_record(arms)
-
-
-def test_unigram_loss_is_the_entropy_of_the_frequencies():
-    class C:
-        train = torch.tensor([0, 1, 0, 1, 2, 2, 2, 2])
-        vocab_size = 5
-    p = np.array([2, 2, 4]) / 8
-    assert unigram_loss(C) == pytest.approx(float(-(p * np.log(p)).sum()), rel=1e-12)
 
 
 def test_run_word_says_chapter_4s_status():

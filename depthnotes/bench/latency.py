@@ -68,7 +68,7 @@ import torch
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.fastpath import matmul
-from depthnotes.core.fitting import LinearFit, linear_fit
+from depthnotes.core.fitting import LinearFit, linear_fit, log_log_fit
 from depthnotes.core.model import Transformer
 from depthnotes.core.params import count_block_params, count_params
 from depthnotes.training.runtime import MachineInfo, machine_info, num_threads, progress
@@ -726,7 +726,7 @@ def block_scaling(configs: Sequence[ModelConfig], ms_per_token: Sequence[float])
 
     Each shape's time per block is its ms/token divided by L; its bytes per block are
     ``decode_block_bytes``. The exponent is the slope of log(time per block) against
-    log(bytes per block) across the family (``fitting.linear_fit``). A block whose time is
+    log(bytes per block) across the family (``fitting.log_log_fit``). A block whose time is
     set by a fixed cost per operation (dispatching its small kernels) costs about the same at
     any width: exponent near 0, *overhead-bound*. A block whose time is set by streaming its
     weights costs time in proportion to them: exponent near 1, *bandwidth-bound*. The cut is
@@ -739,7 +739,7 @@ def block_scaling(configs: Sequence[ModelConfig], ms_per_token: Sequence[float])
     nbytes = tuple(decode_block_bytes(c) for c in configs)
     if min(per_block) <= 0:
         raise ValueError(f"ms_per_token must be > 0, got {list(ms_per_token)}")
-    fit = linear_fit([math.log(b) for b in nbytes], [math.log(t) for t in per_block])
+    fit = log_log_fit(nbytes, per_block)
     regime = "overhead-bound" if fit.slope < OVERHEAD_EXPONENT else "bandwidth-bound"
     return BlockScaling(fit.slope, regime, per_block, nbytes)
 

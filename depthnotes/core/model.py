@@ -51,14 +51,19 @@ class Conv1D(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_out)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
-        if fastpath.active() and fastpath.takes_split(x, self.weight):
-            y = fastpath.matmul(x, self.weight)  # a decode step's few rows split over threads
-            return y if self.bias is None else y + self.bias
         if self.bias is None:
             return x @ self.weight
         # b + x @ W in one call, as GPT-2's Conv1D does (one op less per linear map)
         return torch.addmm(self.bias, x.reshape(-1, x.shape[-1]), self.weight).view(
             *x.shape[:-1], self.weight.shape[1])
+
+    def decode_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The forward inside ``fastpath.decoding`` (``generate``): a decode step's few rows
+        split over the threads when ``fastpath.takes_split`` says so, else ``forward``."""
+        if fastpath.takes_split(x, self.weight):
+            y = fastpath.split(x, self.weight)
+            return y if self.bias is None else y + self.bias
+        return Conv1D.forward(self, x)
 
 
 class KVCache:
@@ -216,7 +221,7 @@ class Transformer(nn.Module):
             raise ValueError("skip removes blocks from a full forward pass; not with a cache")
         start = 0 if cache is None else cache.length
         x = self.embed(idx, start)                                           # (B, T, d)
-        stored = list(self.h)          # a plain list: indexing a ModuleList costs more per step
+        stored = list(self.h)   # ModuleList lookups: ~0.5 % of a decode step (benchmarks/)
         for i in range(self.config.n_layer):
             if i not in skip:
                 x = stored[self.config.block_index(i)](x, cache, i)
@@ -279,7 +284,7 @@ class Transformer(nn.Module):
                         device=idx.device) if use_cache else None
         out = [idx]
         step_input = idx
-        with fastpath.decoding():       # the decode steps' products may split over threads
+        with fastpath.decoding(self):   # the decode steps' products may split over threads
             for _ in range(max_new_tokens):
                 if cache is None:
                     step_input = torch.cat(out, dim=1)

@@ -51,25 +51,6 @@ def answer_query_accuracy(n: int, k: int) -> float:
     return sum(1 for d in range(1, n + 1) if k % d == 0) / n
 
 
-def one_lookup_at_query(n: int, k: int) -> float:
-    """Rule (b) restricted to reading at x, in closed form: read ``f(x)`` and guess.
-
-    If ``f(x) = x`` (probability 1/n) the answer is x. Otherwise x's cycle length c is
-    uniform on 2..n; the cycle runs x, f(x), then points uniform over the other n-2. The answer
-    is x when c | k, f(x) when c | k-1, and otherwise a point the rule never saw, so
-    the best guess gets ``max(#{c | k}, #{c | k-1}, #{rest}/(n-2))`` of the n-1 cases
-    (c ranging over 2..n). Reading at x is not always the best single address: at k = 3 a
-    read elsewhere that happens to land on x reveals f^-1(x), which is f^3(x) when x's cycle
-    has length 2 or 4 (n = 6: 11/30 against 1/3). ``lookup_accuracy`` takes the best of both.
-    """
-    check_int("n", n, minimum=2)
-    check_int("k", k, minimum=1)
-    on_x = sum(1 for c in range(2, n + 1) if k % c == 0)
-    on_fx = sum(1 for c in range(2, n + 1) if k % c == 1)
-    rest = (n - 1 - on_x - on_fx) / (n - 2) if n > 2 else 0.0
-    return (1 + max(on_x, on_fx, rest)) / n
-
-
 # -- exact enumeration by lazy revelation ------------------------------------------------------
 class _Partial:
     """A permutation revealed so far: named points 0..named-1 (0 is the query x), the arcs

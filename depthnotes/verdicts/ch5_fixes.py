@@ -45,8 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from depthnotes.core.checks import check_number
-from depthnotes.core.fitting import linear_fit
-from depthnotes.data.corpus import unigram_loss          # chapter 4's yardstick, re-exported
+from depthnotes.core.fitting import log_log_fit
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
                                                   DepthOutcome, depth_outcomes,
@@ -366,7 +365,7 @@ def update_sizes(record, step: int = 1,
 
 def update_exponents(sizes: dict[str, dict[int, list[float]]]) -> dict[str, list[float]]:
     """Per family, per seed: the slope of log(update size) against log(L), fitted over the
-    depths (``fitting.linear_fit``); NaN when a seed lacks two finite positive sizes."""
+    depths (``fitting.log_log_fit``); NaN when a seed lacks two finite positive sizes."""
     out = {}
     for family, by_depth in sizes.items():
         depths = sorted(by_depth)
@@ -375,7 +374,7 @@ def update_exponents(sizes: dict[str, dict[int, list[float]]]) -> dict[str, list
         for s in range(n_seeds):
             y = np.array([by_depth[L][s] for L in depths])
             ok = np.isfinite(y) & (y > 0)
-            slopes.append(linear_fit(np.log(np.array(depths)[ok]), np.log(y[ok])).slope
+            slopes.append(log_log_fit(np.array(depths)[ok], y[ok]).slope
                           if ok.sum() >= 2 else math.nan)
         out[family] = slopes
     return out
@@ -432,7 +431,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                          smaller, exp_cmp, "; ".join(parts))
 
 
-__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "unigram_loss", "load_chapter_records",
+__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
            "run_word", "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
            "RecipeDepth",
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, fit_latency,
                                       memory_resident, paired_ratios)
-from depthnotes.core.fitting import LinearFit
+from depthnotes.core.fitting import LinearFit, log_log_fit
 from depthnotes.core.checks import check_number
 from depthnotes.core.config import ModelConfig
 from depthnotes.verdicts.evidence import (IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
@@ -160,8 +160,9 @@ class DepthCost:
     shallow: int        # depth of the shallowest shape
     deep: int           # depth of the deepest shape
     ratio: Timing       # deep / shallow ms per token, round by round (paired_ratios)
-    exponent: float     # k with ratio = (deep / shallow)^k, from the median ratio: 1 when time
-                        # counts blocks, 0 when depth is free; comparable across depth ranges
+    exponent: float     # k with ratio = (deep / shallow)^k, from the median ratio (the log-log
+                        # slope through its two ends): 1 when time counts blocks, 0 when depth
+                        # is free; comparable across depth ranges
     memory_bound: bool  # every shape's weights are memory-resident (cache_regime)
 
 
@@ -173,7 +174,7 @@ def depth_cost(results: Sequence[LatencyResult], cache: CacheSize | int) -> Dept
     hi = max(results, key=lambda r: r.n_layer)
     ratio = paired_ratios(hi.decode, lo.decode)
     return DepthCost(lo.n_layer, hi.n_layer, ratio,
-                     math.log(ratio.median) / math.log(hi.n_layer / lo.n_layer),
+                     log_log_fit([lo.n_layer, hi.n_layer], [1.0, ratio.median]).slope,
                      all(memory_resident(r.weight_bytes, cache) for r in results))
 
 

@@ -10,11 +10,15 @@ from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, MARGIN, run_status
 
 
 def _entropy(ids) -> float:
+    """The unigram loss of ``ids`` (the package's one ``unigram_loss``)."""
+    from types import SimpleNamespace
+
     import torch
 
-    p = torch.bincount(torch.as_tensor(ids)).double()
-    p = p[p > 0] / p.sum()
-    return float(-(p * p.log()).sum())
+    from depthnotes.data.corpus import unigram_loss
+
+    ids = torch.as_tensor(ids)
+    return unigram_loss(SimpleNamespace(train=ids, vocab_size=int(ids.max()) + 1))
 
 
 def _tensor(values):
