@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import pathlib
 import re
 import shutil
 import time
-from pathlib import Path
 
 #: A journal's files: ``run-<arm>-seed<seed>.json`` per finished run (the weights of an
 #: experiment that keeps its models beside it as ``.pt``) and one ``sittings.json``.
@@ -34,12 +35,13 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def journal_dir(record_dir: str | Path, name: str, quick: bool = False) -> Path:
+def journal_dir(record_dir: str | os.PathLike, name: str,
+                quick: bool = False) -> pathlib.Path:
     """Where the journal of record ``name`` lives while it is being made."""
-    return Path(record_dir) / (f"{name}.quick.journal" if quick else f"{name}.journal")
+    return pathlib.Path(record_dir) / (f"{name}.quick.journal" if quick else f"{name}.journal")
 
 
-def _run_file(directory: Path, arm: str, seed: int) -> Path:
+def _run_file(directory: pathlib.Path, arm: str, seed: int) -> pathlib.Path:
     slug = re.sub(r"[^A-Za-z0-9._=-]+", "_", arm)
     return directory / f"run-{slug}-seed{seed}.json"
 
@@ -47,8 +49,8 @@ def _run_file(directory: Path, arm: str, seed: int) -> Path:
 class Journal:
     """The finished runs of one experiment's record, on disk (see the module's docstring)."""
 
-    def __init__(self, directory: str | Path, config: dict):
-        self.directory = Path(directory)
+    def __init__(self, directory: str | os.PathLike, config: dict):
+        self.directory = pathlib.Path(directory)
         self.hash = config_hash(config)
         self.started = time.perf_counter()
         self.sittings = self._read_sittings()
