@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                           exp.config_dict())
     except ValueError as e:
         parser.error(str(e))
-    kept = len(journal.done())
+    kept = len(journal.done(weights=False))   # run_experiment loads them
     if kept:
         print(f"resuming: {kept} of {len(jobs)} runs are in {journal.directory}", flush=True)
     record = run_experiment(exp, workers=args.workers, journal=journal)

@@ -68,9 +68,10 @@ class Journal:
                 f"start again, or restore the experiment's definition")
         return data["sittings"]
 
-    def done(self) -> dict[tuple[str, int], dict]:
+    def done(self, weights: bool = True) -> dict[tuple[str, int], dict]:
         """``{(arm, seed): entry}`` of the runs already finished (entry: ``result``,
-        ``commit``, ``date``; ``result["model_state"]`` loaded back for kept models)."""
+        ``commit``, ``date``; ``result["model_state"]`` loaded back for kept models unless
+        ``weights`` is False: counting the finished runs need not read the weights)."""
         out = {}
         if not self.directory.exists():
             return out
@@ -80,11 +81,11 @@ class Journal:
                 raise ValueError(f"{path} was written under another configuration (config "
                                  f"hash {entry.get('config_hash')}, now {self.hash}): delete "
                                  f"{self.directory} to start again")
-            weights = path.with_suffix(".pt")
-            if weights.exists():
+            kept = path.with_suffix(".pt")
+            if weights and kept.exists():
                 import torch
 
-                entry["result"]["model_state"] = torch.load(weights, weights_only=True)
+                entry["result"]["model_state"] = torch.load(kept, weights_only=True)
             out[(entry["arm"], entry["seed"])] = entry
         return out
 
