@@ -5,6 +5,7 @@ of the outputs nbval compares, however pytest is invoked (whole suite or one not
 """
 
 import os
+from collections import defaultdict
 
 import pytest
 
@@ -31,9 +32,35 @@ _WHERE = (("notebooks/", "notebooks"), ("tests/test_notebooks.py", "notebooks"),
           ("tests/test_jupyterlab.py", "browser"), ("tests/test_records.py", "slow"))
 
 
+class FileTimes:
+    """Adds up each test file's time (setup, call and teardown of its tests, a notebook's cells)
+    and lists the slowest files at the end of the run, so that every run shows where the suite's
+    time goes. Under pytest-xdist the controller receives every worker's reports."""
+
+    SHOWN = 12
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        self.seconds[report.nodeid.split("::", 1)[0]] += report.duration
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.seconds:
+            return
+        slowest = sorted(self.seconds.items(), key=lambda kv: -kv[1])[:self.SHOWN]
+        files = f"{len(self.seconds)} file" + ("s" if len(self.seconds) != 1 else "")
+        terminalreporter.write_sep("=", f"time per test file ({files}, "
+                                        f"{sum(self.seconds.values()):.0f} s in all; slowest)")
+        for path, seconds in slowest:
+            terminalreporter.write_line(f"{seconds:8.1f} s  {path}")
+
+
 def pytest_configure(config) -> None:
     for name, what in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
+    if getattr(config, "workerinput", None) is None:    # the controller, or a run without xdist
+        config.pluginmanager.register(FileTimes(), "depthnotes-file-times")
     _status.pytest_configure(config)
     worker = getattr(config, "workerinput", None)      # a pytest-xdist worker
     if worker is not None:

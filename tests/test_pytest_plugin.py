@@ -1,0 +1,35 @@
+"""The repository's pytest plugin: the time-per-file summary at the end of a run."""
+
+from types import SimpleNamespace
+
+from depthnotes.tools.pytest_plugin import FileTimes
+
+
+class _Terminal:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def write_sep(self, sep: str, title: str) -> None:
+        self.lines.append(title)
+
+    def write_line(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_file_times_add_up_by_file_and_list_the_slowest_first():
+    times = FileTimes()
+    for nodeid, seconds in [("tests/a.py::t1", 1.0), ("tests/a.py::t2", 2.5),
+                            ("notebooks/01.ipynb::Cell 0", 4.0), ("tests/b.py::t", 0.5)]:
+        times.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=seconds))
+    terminal = _Terminal()
+    times.pytest_terminal_summary(terminal)
+    assert terminal.lines[0].startswith("time per test file (3 files, 8 s in all")
+    assert [line.split()[-1] for line in terminal.lines[1:]] == [
+        "notebooks/01.ipynb", "tests/a.py", "tests/b.py"]
+    assert terminal.lines[2].split()[0] == "3.5"
+
+
+def test_a_run_with_no_reports_prints_nothing():
+    terminal = _Terminal()
+    FileTimes().pytest_terminal_summary(terminal)
+    assert terminal.lines == []
