@@ -16,13 +16,20 @@ from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, Record, check_
 STORED = sorted(REPO_RECORDS.glob("*.json"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def quick_records(tmp_path_factory):
-    """The quick variant of every named experiment, run in this process and written."""
+    """``quick_records(name)``: the folder holding the quick variant of experiment ``name``,
+    run in this process and written the first time a test asks for it. Each test asks only for
+    the records it reads, so the quick runs (most of this file's time) are spread over
+    pytest-xdist's workers instead of running all in one (``depthnotes.tools.pytest_plugin``)."""
     out = tmp_path_factory.mktemp("quick")
-    for name in EXPERIMENTS:
-        write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
-    return out
+
+    def folder_with(name: str):
+        if not (out / f"{name}.quick.json").is_file():
+            write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
+        return out
+
+    return folder_with
 
 
 # -- the stored records ------------------------------------------------------------------------
@@ -58,7 +65,7 @@ def test_stored_record_matches_its_definition(path):
 # -- quick variants: every experiment runs and writes a loadable, current record -------------
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 def test_quick_variant_writes_a_loadable_record(quick_records, name):
-    rec = load_record(name, directory=quick_records, quick=True)
+    rec = load_record(name, directory=quick_records(name), quick=True)
     exp = get_experiment(name, quick=True)
     assert rec.quick and rec.name == name and rec.command == exp.command
     check_current(rec, exp)
@@ -72,7 +79,8 @@ def test_quick_variant_writes_a_loadable_record(quick_records, name):
 
 
 def test_a_changed_definition_fails_and_names_the_command(quick_records):
-    rec = load_record("budget_sweep_300_steps", directory=quick_records, quick=True)
+    rec = load_record("budget_sweep_300_steps", directory=quick_records("budget_sweep_300_steps"),
+                      quick=True)
     config = json.loads(json.dumps(rec.config))
     config["arms"][0]["recipe"]["lr"] *= 2
     stale = Record(**{**rec.__dict__, "config": config})
@@ -86,7 +94,8 @@ def test_a_changed_definition_fails_and_names_the_command(quick_records):
 
 
 def test_quick_record_is_never_written_over_the_real_one(quick_records):
-    data = json.loads((quick_records / "deepnorm_1000_layers.quick.json").read_text())
+    folder = quick_records("deepnorm_1000_layers")
+    data = json.loads((folder / "deepnorm_1000_layers.quick.json").read_text())
     with pytest.raises(ValueError, match="quick record is not written"):
         write_record(data, REPO_RECORDS)
 
@@ -96,7 +105,8 @@ def test_load_from_a_records_folder_next_to_the_working_directory(quick_records,
                                                                   monkeypatch):
     folder = tmp_path / "handout"
     (folder / "records").mkdir(parents=True)
-    shutil.copy(quick_records / "khop_depth_sweep.quick.json", folder / "records")
+    shutil.copy(quick_records("khop_depth_sweep") / "khop_depth_sweep.quick.json",
+                folder / "records")
     monkeypatch.chdir(folder)
     assert find_record("khop_depth_sweep", quick=True) == \
         folder / "records" / "khop_depth_sweep.quick.json"
@@ -169,11 +179,12 @@ def test_rounding_and_layout_checks():
 
 
 def test_validate_refuses_long_floats_and_missing_runs(quick_records):
-    data = json.loads((quick_records / "deepnorm_1000_layers.quick.json").read_text())
+    quick = quick_records("deepnorm_1000_layers") / "deepnorm_1000_layers.quick.json"
+    data = json.loads(quick.read_text())
     data["runs"][0]["final"]["eval_loss"] = 0.1234567891
     with pytest.raises(ValueError, match="more than 6 significant digits"):
         validate_record(data)
-    data = json.loads((quick_records / "deepnorm_1000_layers.quick.json").read_text())
+    data = json.loads(quick.read_text())
     del data["runs"][0]
     with pytest.raises(ValueError, match="one per arm and seed"):
         validate_record(data)
@@ -222,8 +233,9 @@ def test_kept_models_are_the_recorded_runs(quick_records):
     from depthnotes.experiments.records import load_model
     from depthnotes.data.tasks import query_accuracy
 
-    rec = load_record("khop16_models", directory=quick_records, quick=True)
-    assert (quick_records / "khop16_models.quick.models.pt").is_file()
+    folder = quick_records("khop16_models")
+    rec = load_record("khop16_models", directory=folder, quick=True)
+    assert (folder / "khop16_models.quick.models.pt").is_file()
     assert rec.config["keep_models"] is True
     exp = get_experiment("khop16_models", quick=True)
     for arm in rec.arms:
@@ -232,7 +244,8 @@ def test_kept_models_are_the_recorded_runs(quick_records):
         assert acc == pytest.approx(rec.run(arm, 0)["final"]["accuracy_k2"], abs=1e-5)
     with pytest.raises(KeyError, match="no run of arm"):
         load_model(rec, "no such arm", 0)
-    sweep = load_record("khop16_depth_sweep", directory=quick_records, quick=True)
+    sweep = load_record("khop16_depth_sweep", directory=quick_records("khop16_depth_sweep"),
+                        quick=True)
     assert "keep_models" not in sweep.config
     with pytest.raises(FileNotFoundError, match="no stored models"):
         load_model(sweep, sweep.arms[0], 0)
@@ -241,8 +254,9 @@ def test_kept_models_are_the_recorded_runs(quick_records):
 def test_kept_models_retrain_the_sweeps_seed_0_runs(quick_records):
     """Chapter 3 reads the kept models as the sweep's seed-0 models: training is
     deterministic, so the same arm and seed give the same results."""
-    kept = load_record("khop16_models", directory=quick_records, quick=True)
-    sweep = load_record("khop16_depth_sweep", directory=quick_records, quick=True)
+    kept = load_record("khop16_models", directory=quick_records("khop16_models"), quick=True)
+    sweep = load_record("khop16_depth_sweep", directory=quick_records("khop16_depth_sweep"),
+                        quick=True)
     for arm in kept.arms:
         assert kept.arm(arm) == sweep.arm(arm)
         assert kept.run(arm, 0)["final"] == sweep.run(arm, 0)["final"]
