@@ -17,16 +17,25 @@ STORED = sorted(REPO_RECORDS.glob("*.json"))
 
 
 @pytest.fixture(scope="session")
-def quick_records(tmp_path_factory):
+def quick_records(tmp_path_factory, worker_id):
     """``quick_records(name)``: the folder holding the quick variant of experiment ``name``,
-    run in this process and written the first time a test asks for it. Each test asks only for
-    the records it reads, so the quick runs (most of this file's time) are spread over
-    pytest-xdist's workers instead of running all in one (``depthnotes.tools.pytest_plugin``)."""
-    out = tmp_path_factory.mktemp("quick")
+    run and written the first time a test asks for it. Each test asks only for the records it
+    reads, so the quick runs (most of this file's time) are spread over pytest-xdist's workers
+    (``depthnotes.tools.pytest_plugin.SPREAD``); the folder is shared by the workers of one run,
+    and a lock per record makes a record that two tests read run once (xdist's documented
+    pattern for work done once per session; ``filelock`` comes with torch)."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":            # each xdist worker's folder sits in the run's folder
+        root = root.parent
+    out = root / "quick_records"
+    out.mkdir(exist_ok=True)
 
     def folder_with(name: str):
-        if not (out / f"{name}.quick.json").is_file():
-            write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
+        with FileLock(str(out / f"{name}.lock")):
+            if not (out / f"{name}.quick.json").is_file():
+                write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
         return out
 
     return folder_with
