@@ -22,7 +22,8 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4, 5, 6)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4, 6)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = task_recipe(task, steps=30 if quick else 5000, batch_size=64, lr=3e-3,
+    recipe = task_recipe(task, steps=30 if quick else 5000,
+                         batch_size=8 if quick else 64, lr=3e-3,
                          warmup_steps=100, eval_sequences=16 if quick else 512,
                          eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
@@ -79,7 +80,8 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = task_recipe(task, steps=30 if quick else 4000, batch_size=64, lr=3e-3,
+    recipe = task_recipe(task, steps=30 if quick else 4000,
+                         batch_size=8 if quick else 64, lr=3e-3,
                          warmup_steps=100, eval_sequences=16 if quick else 512,
                          eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
@@ -248,7 +250,8 @@ INDUCTION_RATES = (1e-3, 3e-3)
 
 
 def _induction_recipe(quick: bool) -> TrainConfig:
-    return task_recipe(INDUCTION_TASK, steps=20 if quick else 8000, batch_size=16,
+    return task_recipe(INDUCTION_TASK, steps=20 if quick else 8000,
+                       batch_size=4 if quick else 16,
                        lr=INDUCTION_RATES[0], warmup_steps=200,
                        eval_sequences=16 if quick else 256, eval_every=10 if quick else 500)
 
