@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from depthnotes.data.corpus import (CharCorpus, build_python_topics_text, corpus_text,
-                                    load_corpus, unigram_loss)
+                                    load_corpus, token_entropy, unigram_loss)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -179,3 +179,12 @@ def test_unigram_loss_is_the_entropy_of_the_frequencies(corpus):
     p = counts[counts > 0] / counts.sum()
     assert unigram_loss(corpus) == pytest.approx(float(-(p * p.log()).sum()), rel=1e-12)
     assert 0 < unigram_loss(corpus) < math.log(corpus.vocab_size)
+
+
+def test_token_entropy_takes_plain_ids():
+    """The entropy of any id sequence (a list or a tensor), in nats: uniform over two ids is
+    log 2, one repeated id is 0, and ids that never occur (5 here) add nothing."""
+    assert token_entropy([0, 1, 0, 1]) == pytest.approx(math.log(2), rel=1e-12)
+    assert token_entropy(torch.tensor([3, 3, 3])) == 0.0
+    assert token_entropy([0, 1, 0, 1, 6, 6, 6, 6]) == pytest.approx(
+        -(0.5 * math.log(0.25) + 0.5 * math.log(0.5)), rel=1e-12)

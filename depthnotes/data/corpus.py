@@ -110,13 +110,19 @@ class CharCorpus:
         return functools.partial(self.get_batch, split, batch_size, context)
 
 
+def token_entropy(ids) -> float:
+    """The entropy of the frequencies of the token ids ``ids`` (any sequence of non-negative
+    ints), in nats; ids that never occur add nothing."""
+    counts = torch.bincount(torch.as_tensor(ids, dtype=torch.long)).double()
+    freq = counts[counts > 0] / counts.sum()
+    return float(-(freq * freq.log()).sum())
+
+
 def unigram_loss(corpus) -> float:
     """The entropy of the training split's character frequencies, in nats: the loss of a
     model that ignores the context (the yardstick of chapters 4 and 5: a run *trained* when it
-    ends clearly below it). ``corpus`` needs ``train`` (token ids) and ``vocab_size``."""
-    counts = torch.bincount(corpus.train, minlength=corpus.vocab_size).double()
-    freq = counts[counts > 0] / counts.sum()
-    return float(-(freq * freq.log()).sum())
+    ends clearly below it). ``corpus`` needs ``train`` (token ids)."""
+    return token_entropy(corpus.train)
 
 
 def corpus_text(name: str = "python_topics") -> str:

@@ -6,19 +6,8 @@ from __future__ import annotations
 import math
 
 from depthnotes.course.kinds import Written, Choice, Function, GivenCase, Mistake
+from depthnotes.data.corpus import token_entropy
 from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, MARGIN, run_status
-
-
-def _entropy(ids) -> float:
-    """The unigram loss of ``ids`` (the package's one ``unigram_loss``)."""
-    from types import SimpleNamespace
-
-    import torch
-
-    from depthnotes.data.corpus import unigram_loss
-
-    ids = torch.as_tensor(ids)
-    return unigram_loss(SimpleNamespace(train=ids, vocab_size=int(ids.max()) + 1))
 
 
 def _tensor(values):
@@ -43,12 +32,12 @@ EXERCISES = {
         needs=("corpus", "baseline"),
         cases=lambda: [((_tensor([0, 1, 0, 1]), 4), math.log(2)),
                        ((_tensor([3, 3, 3]), 5), 0.0),
-                       ((_tensor([0, 0, 1, 2, 2, 2, 4]), 6), _entropy([0, 0, 1, 2, 2, 2, 4]))],
+                       ((_tensor([0, 0, 1, 2, 2, 2, 4]), 6), token_entropy([0, 0, 1, 2, 2, 2, 4]))],
         given_cases=(GivenCase(("corpus.train", "corpus.vocab_size"), "baseline"),),
         idea="Turn the counts of each id into frequencies, and average -log(frequency) "
              "weighted by the frequencies; ids that never occur add nothing.",
         mistakes=(
-            Mistake(lambda ids, V: _entropy(ids) / math.log(2),
+            Mistake(lambda ids, V: token_entropy(ids) / math.log(2),
                     "Entropy in nats uses the natural logarithm."),
             Mistake(lambda ids, V: math.log(V),
                     "Weight each id by how often it occurs; the result is not the same for "
