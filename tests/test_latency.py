@@ -550,3 +550,22 @@ def test_machine_probes_work_without_sysconf_or_a_load_average(monkeypatch):
     assert info.load_average is None and info.load_text == "load average unknown"
     assert not latency.machine_busy(info)
     assert runtime.MachineInfo("x", 1, "2", "3.11", 0.74).load_text == "load average 0.7"
+
+
+def test_the_decode_model_is_bytes_at_the_read_rate_plus_dispatch_per_block_and_token():
+    """``modelled_ms_per_token`` (chapter 7's explorer): each of its three parts moves it."""
+    c = ModelConfig(n_layer=8, d_model=512, n_head=8, vocab_size=256, context=64)
+    stream = decode_weight_bytes(c) / (20.0 * 1e9) * 1e3
+    t = latency.modelled_ms_per_token(c, 20.0, 0.4, 0.2)
+    assert t == pytest.approx(stream + 8 * 0.4 + 0.2)
+    assert latency.modelled_ms_per_token(c, 40.0, 0.4, 0.2) == pytest.approx(
+        stream / 2 + 8 * 0.4 + 0.2)
+    # eight more blocks: their bytes streamed and their dispatch, nothing else
+    assert latency.modelled_ms_per_token(c.replace(n_layer=16), 20.0, 0.4, 0.2) - t == \
+        pytest.approx(8 * (block_bound_ms(c, 20.0) + 0.4))
+    assert latency.modelled_ms_per_token(c, 20.0, 0.0, 0.0) == pytest.approx(
+        roofline_ms(c, 20.0))
+    with pytest.raises(ValueError, match="dispatch_ms"):
+        latency.modelled_ms_per_token(c, 20.0, -0.1, 0.2)
+    with pytest.raises(ValueError, match="bandwidth_gbs"):
+        latency.modelled_ms_per_token(c, 0.0, 0.1, 0.2)

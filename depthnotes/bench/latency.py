@@ -393,6 +393,19 @@ def block_bound_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
     return _bound_ms(decode_block_bytes(config), bandwidth_gbs)
 
 
+def modelled_ms_per_token(config: ModelConfig, bandwidth_gbs: float, dispatch_ms: float,
+                          fixed_ms: float) -> float:
+    """A decode step's time by the chapter's model, in ms: its weight bytes streamed at
+    ``bandwidth_gbs`` (``roofline_ms``), plus ``dispatch_ms`` per block and ``fixed_ms`` per
+    token (what a width-64 stack, whose bytes are negligible, takes per block and at zero
+    blocks). A model's number, not a measurement: it leaves out what neither streaming nor
+    dispatch accounts for, and it reads every weight at the memory rate, so it overstates
+    the streaming time of weights that fit in the cache."""
+    check_number("dispatch_ms", dispatch_ms, low=0.0)
+    check_number("fixed_ms", fixed_ms)   # an extrapolation to zero blocks
+    return roofline_ms(config, bandwidth_gbs) + config.n_layer * dispatch_ms + fixed_ms
+
+
 def decode_flops(config: ModelConfig, batch: int = 1) -> int:
     """FLOPs of one decode step's products with the weights: a multiply and an add per weight
     per sequence, over every block's attention and FFN matrices and the ``[vocab, d]`` head.
