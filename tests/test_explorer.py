@@ -162,6 +162,9 @@ def test_the_latency_explorer_shows_the_model_and_keeps_the_measured_times_apart
     assert f"{decode_weight_bytes(shape) / 1e6:,.0f} MB from memory" in text
     # the measured times at this width, the other vocabulary's left out
     assert text.splitlines()[-1] == "  L = 2: 2.93, L = 8: 10.9"
+    twice = _latency_explorer(measured + [(base.replace(n_layer=2), 3.1)])[1]
+    assert twice.frame(n_layer=8, d_model=512).text.splitlines()[-1] == \
+        "  L = 2: 2.93 and 3.1, L = 8: 10.9"
     other = e.frame(n_layer=8, d_model=256).text
     assert other.splitlines()[-1] == "no shape of width 256 was timed on this page"
     assert "cached weights" in e.frame(n_layer=1, d_model=64).text

@@ -277,11 +277,14 @@ def format_latency(config: ModelConfig, parts: dict, *, bandwidth_gbs: float, ca
              row(f"dispatch, {L} block{'s' if L > 1 else ''}", parts["dispatch_ms"], "",
                  bar(parts["dispatch_ms"])),
              row("fixed per token", parts["fixed_ms"], "", bar(parts["fixed_ms"]))]
-    timed = sorted((c.n_layer, ms) for c, ms in measured
-                   if c.d_model == d and c.vocab_size == config.vocab_size)
+    timed: dict[int, list[float]] = {}      # depth -> its times (two timings: both)
+    for c, ms in measured:
+        if c.d_model == d and c.vocab_size == config.vocab_size:
+            timed.setdefault(c.n_layer, []).append(ms)
     if timed:
         lines.append(f"measured on this page at d = {d}, ms per token:")
-        lines += textwrap.wrap(", ".join(f"L = {n}: {_g3(ms)}" for n, ms in timed), 66,
+        lines += textwrap.wrap(", ".join(f"L = {n}: " + " and ".join(map(_g3, timed[n]))
+                                         for n in sorted(timed)), 66,
                                initial_indent="  ", subsequent_indent="  ")
     else:
         lines.append(f"no shape of width {d} was timed on this page")
