@@ -185,3 +185,20 @@ def test_the_latency_explorers_bars_share_out_the_modelled_time():
     bars = [line.count("\u2588") for line in text.splitlines() if "\u2588" in line]
     assert bars[0] > 5 * bars[1] > 0 and bars[2] == 1    # streaming dominates a wide stack
     assert sum(bars) <= widgets.LATENCY_BAR + 2
+
+
+def test_the_latency_explorer_shows_a_part_below_zero_without_a_bar():
+    """A busy machine can put the width-64 line's intercept below zero: the explorer still
+    renders, says so on that row, and the bars share out the parts above zero."""
+    base, _ = _latency_explorer()
+    shape = widgets.latency_shape(base, 8, 512)
+    parts = widgets.latency_breakdown(shape, bandwidth_gbs=16.0, dispatch_ms=0.4,
+                                      fixed_ms=-0.3, cache=8_000_000)
+    text = widgets.format_latency(shape, parts, bandwidth_gbs=16.0, cache=8_000_000)
+    fixed = [line for line in text.splitlines() if "fixed per token" in line]
+    assert fixed == ["  fixed per token             -0.3 (below zero in this run)"]
+    bars = [line.count("\u2588") for line in text.splitlines() if "\u2588" in line]
+    assert len(bars) == 2 and abs(sum(bars) - widgets.LATENCY_BAR) <= 1
+    e = widgets.latency_explorer(base, bandwidth_gbs=16.0, dispatch_ms=-0.01, fixed_ms=-0.3,
+                                 cache=8_000_000)
+    assert len(e.frames) == len(widgets.LATENCY_LAYERS) * len(widgets.LATENCY_WIDTHS)

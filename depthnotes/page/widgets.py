@@ -262,8 +262,14 @@ def format_latency(config: ModelConfig, parts: dict, *, bandwidth_gbs: float, ca
     def row(label, value, unit="", tail=""):
         return f"  {label:<26}{_g3(value):>6}{unit} {tail}".rstrip()
 
+    # the bars share out the parts above zero; a measured part below zero (a busy
+    # machine's fit) is shown as a number with a note, without a bar
+    scale = sum(max(0.0, parts[k]) for k in ("stream_ms", "dispatch_ms", "fixed_ms"))
+
     def bar(ms):
-        return "\u2588" * max(1, round(LATENCY_BAR * ms / total)) if ms > 0 else ""
+        if ms < 0:
+            return "(below zero in this run)"
+        return "\u2588" * max(1, round(LATENCY_BAR * ms / scale)) if ms > 0 else ""
 
     lines = [f"L = {L}, d = {d}: {_g3(parts['params'] / 1e6)}M parameters",
              "bytes read per token:",
