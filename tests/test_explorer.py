@@ -135,3 +135,70 @@ def test_a_figure_explorer_has_one_png_with_alt_text_per_point():
     assert all(a["src"].startswith("data:image/png;base64,") for _, a in p.frames)
     assert all(int(a["width"]) <= COLUMN_PX for _, a in p.frames)
     assert not plt.get_fignums(), "frames' figures are closed"
+
+
+def _latency_explorer(measured=()):
+    from depthnotes import ModelConfig
+
+    base = ModelConfig(n_layer=1, d_model=512, n_head=8, vocab_size=256, context=64)
+    return base, widgets.latency_explorer(base, bandwidth_gbs=16.0, dispatch_ms=0.4,
+                                          fixed_ms=0.2, cache=8_000_000, measured=measured)
+
+
+def test_the_latency_explorer_shows_the_model_and_keeps_the_measured_times_apart():
+    from depthnotes.bench.latency import decode_weight_bytes, modelled_ms_per_token
+
+    base = _latency_explorer()[0]
+    measured = [(base.replace(n_layer=8), 10.87), (base.replace(n_layer=2), 2.93),
+                (base.replace(n_layer=8, vocab_size=50257), 19.0)]
+    _, e = _latency_explorer(measured)
+    assert len(e.frames) == len(widgets.LATENCY_LAYERS) * len(widgets.LATENCY_WIDTHS)
+    p = _parts(e.to_html())
+    assert len(p.frames) == len(e.frames) and all(t == "pre" for t, _ in p.frames)
+    text = e.frame(n_layer=8, d_model=512).text
+    shape = widgets.latency_shape(base, 8, 512)
+    model = modelled_ms_per_token(shape, 16.0, 0.4, 0.2)
+    assert f"ms per token by the model: {model:.3g}" in text
+    assert f"{decode_weight_bytes(shape) / 1e6:,.0f} MB from memory" in text
+    # the measured times at this width, the other vocabulary's left out
+    assert text.splitlines()[-1] == "  L = 2: 2.93, L = 8: 10.9"
+    twice = _latency_explorer(measured + [(base.replace(n_layer=2), 3.1)])[1]
+    assert twice.frame(n_layer=8, d_model=512).text.splitlines()[-1] == \
+        "  L = 2: 2.93 and 3.1, L = 8: 10.9"
+    other = e.frame(n_layer=8, d_model=256).text
+    assert other.splitlines()[-1] == "no shape of width 256 was timed on this page"
+    assert "cached weights" in e.frame(n_layer=1, d_model=64).text
+    # every line fits the site's column
+    assert max(len(line) for f in e.frames for line in f.text.splitlines()) <= 76
+
+
+def test_the_latency_explorers_bars_share_out_the_modelled_time():
+    base, _ = _latency_explorer()
+    parts = widgets.latency_breakdown(widgets.latency_shape(base, 64, 1024),
+                                      bandwidth_gbs=16.0, dispatch_ms=0.4, fixed_ms=0.2,
+                                      cache=8_000_000)
+    assert parts["model_ms"] == pytest.approx(
+        parts["stream_ms"] + parts["dispatch_ms"] + parts["fixed_ms"])
+    assert parts["regime"] == "memory" and parts["dispatch_ms"] == pytest.approx(64 * 0.4)
+    text = widgets.format_latency(widgets.latency_shape(base, 64, 1024), parts,
+                                  bandwidth_gbs=16.0, cache=8_000_000)
+    bars = [line.count("\u2588") for line in text.splitlines() if "\u2588" in line]
+    assert bars[0] > 5 * bars[1] > 0 and bars[2] == 1    # streaming dominates a wide stack
+    assert sum(bars) <= widgets.LATENCY_BAR + 2
+
+
+def test_the_latency_explorer_shows_a_part_below_zero_without_a_bar():
+    """A busy machine can put the width-64 line's intercept below zero: the explorer still
+    renders, says so on that row, and the bars share out the parts above zero."""
+    base, _ = _latency_explorer()
+    shape = widgets.latency_shape(base, 8, 512)
+    parts = widgets.latency_breakdown(shape, bandwidth_gbs=16.0, dispatch_ms=0.4,
+                                      fixed_ms=-0.3, cache=8_000_000)
+    text = widgets.format_latency(shape, parts, bandwidth_gbs=16.0, cache=8_000_000)
+    fixed = [line for line in text.splitlines() if "fixed per token" in line]
+    assert fixed == ["  fixed per token             -0.3 (below zero in this run)"]
+    bars = [line.count("\u2588") for line in text.splitlines() if "\u2588" in line]
+    assert len(bars) == 2 and abs(sum(bars) - widgets.LATENCY_BAR) <= 1
+    e = widgets.latency_explorer(base, bandwidth_gbs=16.0, dispatch_ms=-0.01, fixed_ms=-0.3,
+                                 cache=8_000_000)
+    assert len(e.frames) == len(widgets.LATENCY_LAYERS) * len(widgets.LATENCY_WIDTHS)

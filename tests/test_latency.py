@@ -398,6 +398,18 @@ def test_measure_rounds_rebuilds_over_the_cap_and_probes_the_read_rate():
         measure_rounds([cfg()], read_probe=10, desc=None)
 
 
+def test_measure_rounds_warms_up_with_a_prefill_and_one_step_then_times_whole_calls(
+        monkeypatch):
+    """A warm-up call runs the prefill and one decode step (the operations a timed call runs);
+    each timed round decodes ``new_tokens`` steps after it."""
+    model = Transformer(cfg(n_layer=1), seed=0)
+    calls = []
+    plain = model.generate
+    monkeypatch.setattr(model, "generate", lambda p, n: calls.append(n) or plain(p, n))
+    measure_rounds([model], prompt_len=3, new_tokens=4, repeats=2, warmup=2, desc=None)
+    assert calls == [2, 2, 5, 5]
+
+
 def test_measure_latency_with_threads_and_batch():
     r = measure_latency(cfg(), prompt_len=3, new_tokens=2, repeats=1, warmup=0, batch=2,
                         threads=1, desc=None)
@@ -550,3 +562,25 @@ def test_machine_probes_work_without_sysconf_or_a_load_average(monkeypatch):
     assert info.load_average is None and info.load_text == "load average unknown"
     assert not latency.machine_busy(info)
     assert runtime.MachineInfo("x", 1, "2", "3.11", 0.74).load_text == "load average 0.7"
+
+
+def test_the_decode_model_is_bytes_at_the_read_rate_plus_dispatch_per_block_and_token():
+    """``modelled_ms_per_token`` (chapter 7's explorer): each of its three parts moves it."""
+    c = ModelConfig(n_layer=8, d_model=512, n_head=8, vocab_size=256, context=64)
+    stream = decode_weight_bytes(c) / (20.0 * 1e9) * 1e3
+    t = latency.modelled_ms_per_token(c, 20.0, 0.4, 0.2)
+    assert t == pytest.approx(stream + 8 * 0.4 + 0.2)
+    assert latency.modelled_ms_per_token(c, 40.0, 0.4, 0.2) == pytest.approx(
+        stream / 2 + 8 * 0.4 + 0.2)
+    # eight more blocks: their bytes streamed and their dispatch, nothing else
+    assert latency.modelled_ms_per_token(c.replace(n_layer=16), 20.0, 0.4, 0.2) - t == \
+        pytest.approx(8 * (block_bound_ms(c, 20.0) + 0.4))
+    assert latency.modelled_ms_per_token(c, 20.0, 0.0, 0.0) == pytest.approx(
+        roofline_ms(c, 20.0))
+    # measured terms below zero (a busy machine's fit) are taken as they are, not refused
+    assert latency.modelled_ms_per_token(c, 20.0, -0.1, -0.2) == pytest.approx(
+        stream - 8 * 0.1 - 0.2)
+    with pytest.raises(ValueError, match="dispatch_ms"):
+        latency.modelled_ms_per_token(c, 20.0, float("nan"), 0.2)
+    with pytest.raises(ValueError, match="bandwidth_gbs"):
+        latency.modelled_ms_per_token(c, 0.0, 0.1, 0.2)

@@ -455,3 +455,23 @@ def test_methods_page_lists_every_record_and_threshold():
     assert len(table.splitlines()) == 2 + len(methods.THRESHOLDS)
     assert all(row.split("|")[3].strip() for row in table.splitlines()[2:])  # each explained
     assert "(methods)=" in (root / "book" / "methods.md").read_text()
+
+
+def test_publish_displays_the_glue_record_myst_nb_would(monkeypatch):
+    """``publish`` writes myst-nb's glue record itself (importing ``myst_nb.ext.glue`` costs
+    a kernel ~3 s): the same bundle and metadata as ``myst_nb.glue(..., display=False)``."""
+    glue_module = pytest.importorskip("myst_nb.ext.glue")
+    import IPython.display
+
+    from depthnotes.page import publish as pub
+
+    shown = []
+    monkeypatch.setattr(glue_module, "ipy_display", lambda *a, **k: shown.append((a, k)))
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: shown.append((a, k)))
+    glue_module.glue("share", pub.Shown("99.9"), display=False)
+    pub.publish(share=(99.94, ".1f"))
+    assert len(shown) == 2 and shown[0] == shown[1]
+    (bundle,), kw = shown[1]
+    assert bundle == {"application/papermill.record/text/plain": "99.9"}
+    assert kw["metadata"]["scrapbook"] == {"name": "share", "mime_prefix": pub.GLUE_PREFIX}
+    assert pub.GLUE_PREFIX == glue_module.GLUE_PREFIX

@@ -393,6 +393,21 @@ def block_bound_ms(config: ModelConfig, bandwidth_gbs: float) -> float:
     return _bound_ms(decode_block_bytes(config), bandwidth_gbs)
 
 
+def modelled_ms_per_token(config: ModelConfig, bandwidth_gbs: float, dispatch_ms: float,
+                          fixed_ms: float) -> float:
+    """A decode step's time by the chapter's model, in ms: its weight bytes streamed at
+    ``bandwidth_gbs`` (``roofline_ms``), plus ``dispatch_ms`` per block and ``fixed_ms`` per
+    token (what a width-64 stack, whose bytes are negligible, takes per block and at zero
+    blocks). A model's number, not a measurement: it leaves out what neither streaming nor
+    dispatch accounts for, and it reads every weight at the memory rate, so it overstates
+    the streaming time of weights that fit in the cache. The two measured terms are taken
+    as measured, below zero too (a busy machine can tilt a two-point line), never refused:
+    a timing on a busy machine does not stop a page."""
+    check_number("dispatch_ms", dispatch_ms)   # a fitted slope
+    check_number("fixed_ms", fixed_ms)         # an extrapolation to zero blocks
+    return roofline_ms(config, bandwidth_gbs) + config.n_layer * dispatch_ms + fixed_ms
+
+
 def decode_flops(config: ModelConfig, batch: int = 1) -> int:
     """FLOPs of one decode step's products with the weights: a multiply and an add per weight
     per sequence, over every block's attention and FFN matrices and the ``[vocab, d]`` head.
@@ -466,7 +481,9 @@ def measure_rounds(models: Sequence[Transformer | ModelConfig], *, prompt_len: i
     ``models`` are ``Transformer``s or ``ModelConfig``s (built with ``seed``, random init: the
     values of the weights do not change the time). Each model decodes ``new_tokens`` tokens
     greedily after a random prompt of ``prompt_len`` tokens, ``batch`` sequences at once.
-    ``warmup`` untimed runs first; then ``repeats`` timed rounds over all models. Configs are
+    ``warmup`` untimed runs first, each a prefill and one decode step (every operation a timed
+    call runs, at its shapes; further steps would only repeat them); then ``repeats`` timed
+    rounds over all models. Configs are
     built once and kept while their weights total at most ``resident_cap`` bytes; the others
     are rebuilt (same seed, same weights) for each round and freed after their turn.
 
@@ -517,7 +534,7 @@ def measure_rounds(models: Sequence[Transformer | ModelConfig], *, prompt_len: i
         for i, p in enumerate(prompts):
             m = model(i)
             for _ in range(warmup):
-                m.generate(p, 1 + new_tokens)
+                m.generate(p, 2)              # the prefill and one decode step
             del m
         rounds = progress(range(repeats), total=repeats, desc=desc) if desc else range(repeats)
         for _ in rounds:

@@ -80,14 +80,31 @@ def format_value(name: str, value) -> Shown:
                     "(number, spec), int or str")
 
 
+#: The mime-type prefix of a glue record that is stored, not shown (myst-nb's ``GLUE_PREFIX``).
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def _glue(name: str, text: Shown) -> None:
+    """The record ``myst_nb.glue(name, text, display=False)`` displays, displayed here:
+    importing ``myst_nb.ext.glue`` imports nbformat and jsonschema, which cost a kernel about
+    3 s of CPU at a chapter's first ``publish`` (``tests/test_pages.py`` checks the two agree)."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    bundle, metadata = format_display_data(text)
+    metadata["scrapbook"] = dict(name=name, mime_prefix=GLUE_PREFIX)
+    display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
 def publish(**values) -> None:
     """Format each value (see :func:`format_value`), store it as ``num.<name>`` and glue it
     under ``<name>`` for the website. Returns nothing, so that a ``publish(...)`` at the end of
     a cell displays nothing."""
-    try:
-        from myst_nb import glue   # here, not at import: the package works without myst-nb
-    except ImportError:            # a student's light install (the notebooks extra): the
-        glue = None                # page's {eval} roles read num.<name>; glue is the site's
+    from importlib.util import find_spec
+
+    # with myst-nb installed (the site's install), a glue record; a student's light install
+    # (the notebooks extra) has none: the page's {eval} roles read num.<name>
+    glue = _glue if find_spec("myst_nb") is not None else None
 
     if not values:
         raise ValueError("publish: give at least one name=value")
@@ -99,4 +116,4 @@ def publish(**values) -> None:
     for name, text in shown.items():
         setattr(num, name, text)
         if glue is not None:
-            glue(name, text, display=False)
+            glue(name, text)

@@ -198,3 +198,121 @@ def loop_explorer(looped, sweep):
         Control("n", "n (applications)", tuple(sorted({1, *loops})), loops[0]),
         Control("k", "k (hops)", tuple(hops), min(2, hops[-1])),
     ], show)
+
+
+# -- chapter 7: depth and width -> time and bytes per token ---------------------------------
+#: The latency explorer's grid (heads of width 64 at every width, as in GPT-2).
+LATENCY_LAYERS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+LATENCY_WIDTHS = (64, 128, 256, 384, 512, 768, 1024)
+#: The cached positions at which the explorer quotes a token's KV-cache bytes.
+LATENCY_KV_POSITIONS = 1024
+#: Characters of the explorer's longest bar (a token's whole modelled time).
+LATENCY_BAR = 28
+
+
+def latency_shape(base: ModelConfig, n_layer: int, d_model: int) -> ModelConfig:
+    """``base`` at depth ``n_layer`` and width ``d_model``, with heads of width 64."""
+    return base.replace(n_layer=n_layer, d_model=d_model, n_head=max(1, d_model // 64))
+
+
+def latency_breakdown(config: ModelConfig, *, bandwidth_gbs: float, dispatch_ms: float,
+                      fixed_ms: float, cache) -> dict:
+    """One shape's bytes per token and its time per token by chapter 7's model
+    (``latency.modelled_ms_per_token``), in parts: streaming the weights at
+    ``bandwidth_gbs``, dispatching L blocks, and the fixed cost per token. Also where the
+    weights are read from (``cache_regime``) and the KV cache after
+    :data:`LATENCY_KV_POSITIONS` positions."""
+    from depthnotes.bench.latency import (cache_regime, decode_kv_bytes,
+                                          decode_weight_bytes, modelled_ms_per_token,
+                                          roofline_ms)
+
+    weights = decode_weight_bytes(config)
+    return {
+        "params": count_params(config).total,
+        "weight_bytes": weights,
+        "kv_bytes": decode_kv_bytes(config, LATENCY_KV_POSITIONS),
+        "regime": cache_regime(weights, cache),
+        "stream_ms": roofline_ms(config, bandwidth_gbs),
+        "dispatch_ms": config.n_layer * dispatch_ms,
+        "fixed_ms": fixed_ms,
+        "model_ms": modelled_ms_per_token(config, bandwidth_gbs, dispatch_ms, fixed_ms),
+    }
+
+
+def _g3(x: float) -> str:
+    """``x`` to three significant digits, without an exponent."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def format_latency(config: ModelConfig, parts: dict, *, bandwidth_gbs: float, cache,
+                   measured=()) -> str:
+    """The latency explorer's text: ``parts`` (``latency_breakdown``) as bytes, the model's
+    time as bars, and the times measured at this width (``measured``: pairs of a config and
+    its measured ms per token), kept apart from the model's."""
+    import textwrap
+
+    from depthnotes.bench.latency import CACHE_MARGIN, MEMORY_MARGIN
+
+    size = (cache.bytes if hasattr(cache, "bytes") else cache) / 1e6
+    where = {"memory": f"from memory (> {MEMORY_MARGIN:g}x the {size:.1f} MB cache)",
+             "cache": f"from the cache (< {CACHE_MARGIN:g}x its {size:.1f} MB)",
+             "transition": f"partly from the {size:.1f} MB cache"}[parts["regime"]]
+    L, d, total = config.n_layer, config.d_model, parts["model_ms"]
+
+    def row(label, value, unit="", tail=""):
+        return f"  {label:<26}{_g3(value):>6}{unit} {tail}".rstrip()
+
+    # the bars share out the parts above zero; a measured part below zero (a busy
+    # machine's fit) is shown as a number with a note, without a bar
+    scale = sum(max(0.0, parts[k]) for k in ("stream_ms", "dispatch_ms", "fixed_ms"))
+
+    def bar(ms):
+        if ms < 0:
+            return "(below zero in this run)"
+        return "\u2588" * max(1, round(LATENCY_BAR * ms / scale)) if ms > 0 else ""
+
+    lines = [f"L = {L}, d = {d}: {_g3(parts['params'] / 1e6)}M parameters",
+             "bytes read per token:",
+             row("weights", parts["weight_bytes"] / 1e6, " MB", where),
+             row(f"KV cache, {LATENCY_KV_POSITIONS:,} positions", parts["kv_bytes"] / 1e6,
+                 " MB", "more"),
+             f"ms per token by the model: {_g3(total)}"
+             + (" (cached weights read faster)" if parts["regime"] == "cache" else ""),
+             row(f"weights at {bandwidth_gbs:.1f} GB/s", parts["stream_ms"], "",
+                 bar(parts["stream_ms"])),
+             row(f"dispatch, {L} block{'s' if L > 1 else ''}", parts["dispatch_ms"], "",
+                 bar(parts["dispatch_ms"])),
+             row("fixed per token", parts["fixed_ms"], "", bar(parts["fixed_ms"]))]
+    timed: dict[int, list[float]] = {}      # depth -> its times (two timings: both)
+    for c, ms in measured:
+        if c.d_model == d and c.vocab_size == config.vocab_size:
+            timed.setdefault(c.n_layer, []).append(ms)
+    if timed:
+        lines.append(f"measured on this page at d = {d}, ms per token:")
+        lines += textwrap.wrap(", ".join(f"L = {n}: " + " and ".join(map(_g3, timed[n]))
+                                         for n in sorted(timed)), 66,
+                               initial_indent="  ", subsequent_indent="  ")
+    else:
+        lines.append(f"no shape of width {d} was timed on this page")
+    return "\n".join(lines)
+
+
+def latency_explorer(base: ModelConfig, *, bandwidth_gbs: float, dispatch_ms: float,
+                     fixed_ms: float, cache, measured=(), layers=LATENCY_LAYERS,
+                     widths=LATENCY_WIDTHS, start=(8, 512)):
+    """Controls for depth and width -> a token's bytes and its time by chapter 7's model
+    (bytes at the measured read rate plus the measured dispatch costs), with the times the
+    chapter measured at that width beside it (``latency_breakdown``, ``format_latency``)."""
+    from depthnotes.page.explorer import Control, Explorer
+
+    def show(n_layer, d_model):
+        config = latency_shape(base, n_layer, d_model)
+        parts = latency_breakdown(config, bandwidth_gbs=bandwidth_gbs,
+                                  dispatch_ms=dispatch_ms, fixed_ms=fixed_ms, cache=cache)
+        return format_latency(config, parts, bandwidth_gbs=bandwidth_gbs, cache=cache,
+                              measured=measured)
+
+    return Explorer("Depth and width: bytes and time per generated token", [
+        Control("n_layer", "L (layers)", tuple(layers), start[0]),
+        Control("d_model", "d (width)", tuple(widths), start[1]),
+    ], show)
