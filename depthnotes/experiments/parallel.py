@@ -46,8 +46,9 @@ from depthnotes.training.runtime import no_inner_progress, pin, quiet
 #: The start method: workers forked from a clean server process, never from the caller.
 #: Where the platform has no fork server (Windows), ``start_method`` falls back to "spawn".
 START_METHOD = "forkserver"
-#: What the fork server imports once, so that each forked worker starts with it loaded.
-PRELOAD = ["torch", "depthnotes.experiments.registry"]
+#: What the fork server imports once, so that each forked worker starts with it loaded
+#: (``torch._dynamo``: the first optimizer a process builds imports it, ~2 s per worker).
+PRELOAD = ["torch", "torch._dynamo", "depthnotes.experiments.registry"]
 
 
 class JobError(RuntimeError):
@@ -59,6 +60,21 @@ def start_method() -> str:
     a spawned worker starts a fresh interpreter and imports the package itself, slower to
     start but computing the same bits with one thread."""
     return START_METHOD if START_METHOD in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def start_fork_server() -> bool:
+    """Start the workers' fork server now and return at once: it imports ``PRELOAD`` in its
+    own process while the caller goes on, so that a ``run_parallel`` a little later finds it
+    ready instead of waiting seconds for the imports (chapter 3 calls this in its first cell
+    and trains a few cells on). What the workers compute is unchanged. Returns False where
+    the platform has no fork server (nothing is started; ``run_parallel`` spawns)."""
+    if start_method() != "forkserver":
+        return False
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+    return True
 
 
 def available_cores() -> int:
