@@ -145,28 +145,3 @@ def test_without_a_fork_server_workers_are_spawned(monkeypatch):
     spawned, in_turn = (run_parallel(run_job, jobs, workers=w) for w in (2, 1))
     for a, b in zip(in_turn, spawned):     # the same floats exactly
         assert a["curves"] == b["curves"] and a["final"] == b["final"]
-
-
-def test_a_fork_server_started_early_is_the_one_the_workers_use(monkeypatch):
-    """start_fork_server returns at once; run_parallel then forks its workers from that
-    server (which has torch and the optimizer's imports loaded) and computes the same."""
-    import time
-    from multiprocessing import forkserver
-
-    from depthnotes.experiments import parallel
-
-    if parallel.start_method() != "forkserver":
-        pytest.skip("no fork server on this platform")
-    assert {"torch", "torch._dynamo"} <= set(parallel.PRELOAD)
-    start = time.perf_counter()
-    assert parallel.start_fork_server() is True
-    assert time.perf_counter() - start < 5        # it does not wait for the imports
-    server = forkserver._forkserver._forkserver_pid
-    assert server is not None
-    jobs = tiny_jobs(seeds=(0,))
-    in_turn, forked = (run_parallel(run_job, jobs, workers=w) for w in (1, 2))
-    assert forkserver._forkserver._forkserver_pid == server      # no second server
-    for a, b in zip(in_turn, forked):
-        assert a["curves"] == b["curves"] and a["final"] == b["final"]
-    monkeypatch.setattr(parallel.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    assert parallel.start_fork_server() is False

@@ -62,21 +62,6 @@ def start_method() -> str:
     return START_METHOD if START_METHOD in multiprocessing.get_all_start_methods() else "spawn"
 
 
-def start_fork_server() -> bool:
-    """Start the workers' fork server now and return at once: it imports ``PRELOAD`` in its
-    own process while the caller goes on, so that a ``run_parallel`` a little later finds it
-    ready instead of waiting seconds for the imports (chapter 3 calls this in its first cell
-    and trains a few cells on). What the workers compute is unchanged. Returns False where
-    the platform has no fork server (nothing is started; ``run_parallel`` spawns)."""
-    if start_method() != "forkserver":
-        return False
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
-    forkserver.ensure_running()
-    return True
-
-
 def available_cores() -> int:
     """Cores this process may run on (its CPU affinity where the OS reports it)."""
     try:
