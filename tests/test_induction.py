@@ -157,30 +157,6 @@ def test_the_pages_fast_run_trains_every_arm():
         assert len(r["curves"]["accuracy_k2"]) == len(r["curves"]["accuracy_steps"]) == 2
 
 
-def test_the_pages_run_started_in_the_background_is_the_same_run(monkeypatch, capsys):
-    """Chapter 3 starts its own run in its first cell (records.start_experiment) and reads it
-    later: the call returns at once, no progress bar is drawn even where bars are on, and
-    the runs are bitwise those of run_experiment."""
-    import time
-
-    from depthnotes.experiments.ch3 import induction_fast
-    from depthnotes.experiments.records import run_experiment, start_experiment
-
-    exp = induction_fast(quick=True)
-    monkeypatch.delenv("DEPTHNOTES_QUIET", raising=False)          # bars on
-    start = time.perf_counter()
-    future = start_experiment(exp, workers=2)
-    assert time.perf_counter() - start < 5
-    background = future.result(timeout=600)
-    assert capsys.readouterr().err == ""
-    monkeypatch.setenv("DEPTHNOTES_QUIET", "1")
-    in_turn = run_experiment(exp, workers=1)
-    for a, b in zip(in_turn["runs"], background["runs"], strict=True):
-        assert (a["arm"], a["seed"]) == (b["arm"], b["seed"])
-        assert a["curves"] == b["curves"] and a["final"] == b["final"]
-    assert background["provenance"]["workers"] == 2
-
-
 def test_a_fitted_rule_scored_out_of_sample_does_not_flatter_itself():
     """The window rule fitted on a sample scores that sample too well (it has seen its
     answers); fitted on every sequence and scored on every sequence it is exact; fitted on

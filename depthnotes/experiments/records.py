@@ -435,28 +435,6 @@ def run_experiment(experiment: Experiment, *, workers: int | None = None,
     return record
 
 
-def start_experiment(experiment: Experiment, *, workers: int | None = None):
-    """``run_experiment(experiment, workers=workers)`` started in a background thread: returns
-    at once a ``concurrent.futures.Future`` whose ``result()`` is the record dict (or raises
-    the run's error). The trainings run in worker processes, so the caller's own work goes on
-    beside them: a page that trains a small run itself starts it early and reads it where it
-    shows it, instead of leaving a core idle while it computes the rest (chapter 3). The
-    results are bitwise ``run_experiment``'s (one thread and the seed pinned per job). No
-    progress bar: it would draw into whatever the caller is running meanwhile."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from depthnotes.training.runtime import no_inner_progress
-
-    def run() -> dict:
-        with no_inner_progress():
-            return run_experiment(experiment, workers=workers)
-
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"run-{experiment.name}")
-    future = pool.submit(run)
-    pool.shutdown(wait=False)           # the thread ends with the run
-    return future
-
-
 def write_record(record: dict, directory: str | os.PathLike | None = None) -> Path:
     """Write ``record`` as ``directory/NAME.json`` (``NAME.quick.json`` for a quick one),
     and the trained weights an experiment with ``keep_models`` returned beside it as
