@@ -144,8 +144,8 @@ def test_one_hop_never_answers_the_current_symbol():
 
 
 def test_the_pages_fast_run_trains_every_arm():
-    """Chapter 3's own run (experiments.induction_fast), in its quick form: every arm
-    trains and is scored on both k's, with curves."""
+    """Chapter 3's small run (experiments.induction_fast, the record the page reads), in its
+    quick form: every arm trains and is scored on both k's, with curves."""
     from depthnotes.experiments.ch3 import induction_fast
     from depthnotes.experiments.spec import run_job
 
