@@ -86,3 +86,19 @@ def test_relay_hop_blocks_are_one_block():
             assert torch.equal(w, first[name]), name
     doubling = c.doubling_model(TASK, 8)
     assert not torch.equal(doubling.h[1].attn.c_attn.weight, doubling.h[2].attn.c_attn.weight)
+
+
+@pytest.mark.parametrize("kind", c.KINDS)
+def test_scores_by_blocks_are_the_cut_circuits_scores(kind):
+    """One pass over a circuit scores every cut of it exactly as building the circuit with
+    that many blocks and scoring it does (chapter 3 scores a circuit and its one-block-fewer
+    control this way)."""
+    torch.set_num_threads(1)
+    task = InductionHops(hops=(1, 2, 4), n_symbols=4, length=24)
+    for k in task.hops:
+        n = c.blocks_needed(kind, k)
+        by_blocks = c.scores_by_blocks(BUILD[kind](task, k), task, k, n_sequences=16)
+        assert len(by_blocks) == n
+        assert by_blocks == [c.score(BUILD[kind](task, k, blocks=b), task, k, 16)
+                             for b in range(1, n + 1)], (kind, k)
+        assert by_blocks[-1] >= 0.99 and by_blocks[-2] < 0.9, (kind, k, by_blocks)

@@ -144,8 +144,8 @@ def test_one_hop_never_answers_the_current_symbol():
 
 
 def test_the_pages_fast_run_trains_every_arm():
-    """Chapter 3's own run (experiments.induction_fast), in its quick form: every arm
-    trains and is scored on both k's, with curves."""
+    """Chapter 3's small run (experiments.induction_fast, the record the page reads), in its
+    quick form: every arm trains and is scored on both k's, with curves."""
     from depthnotes.experiments.ch3 import induction_fast
     from depthnotes.experiments.spec import run_job
 
@@ -175,3 +175,16 @@ def test_a_fitted_rule_scored_out_of_sample_does_not_flatter_itself():
     assert inside > exact                          # the in-sample score flatters itself
     assert outside < exact + 0.01                  # out of sample it does not
     assert outside < inside - 0.05
+
+
+def test_one_walk_gives_every_shorter_hops_answers():
+    """``hops._answers_up_to`` (the baselines' one walk along each chain) gives what
+    ``answers`` gives for every j <= k, walked from the start each time."""
+    from depthnotes.data.hops import _answers_up_to
+
+    task = InductionHops(hops=(1, 2, 4, 8), length=40)
+    s = task.symbols(64, torch.Generator().manual_seed(5))
+    walked = _answers_up_to(task, s, 8)
+    assert len(walked) == 9
+    for j, a in enumerate(walked):
+        assert torch.equal(a, task.answers(s, j)), j

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from depthnotes.data.tasks import (IGNORE, LONG_SPAN, InductionHops, PointerChasing,
-                                   query_accuracy, span_accuracy)
+                                   query_accuracy, span_accuracies, span_accuracy)
 from depthnotes.verdicts.ch3_hops import (doubling_reach, hops_done, judge_fixed_depth,
                                           relay_reach)
 from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN, NOT_TESTABLE,
@@ -65,6 +65,26 @@ def test_a_perfect_model_scores_one_on_every_span_and_the_counts_are_right():
         assert acc == 1.0 and n == int((span >= LONG_SPAN).sum()) > 0
     assert span_accuracy(model, task, 8, n_sequences=64)[0] == \
         query_accuracy(model, task, 8, 64) == 1.0
+
+
+def test_several_spans_in_one_pass_are_each_span_accuracy():
+    """``span_accuracies`` scores several ranges of one k from one forward pass, each
+    exactly as ``span_accuracy`` does; a range with no query gives (None, 0)."""
+    task = InductionHops(length=64)
+    model = Oracle(task, window=8)
+    calls = []
+    model.register_forward_hook(lambda *_: calls.append(1))
+    ranges = {"short": (0, 8), "long": (LONG_SPAN, None), "all": (0, None),
+              "none": (64, None)}
+    found = span_accuracies(model, task, 4, ranges, n_sequences=64)
+    assert len(calls) == 1 and list(found) == list(ranges)
+    for name, (lo, hi) in ranges.items():
+        assert found[name] == span_accuracy(model, task, 4, min_span=lo, max_span=hi,
+                                            n_sequences=64), name
+    assert found["none"] == (None, 0) and found["short"][0] == 1.0
+    calls.clear()
+    assert span_accuracies(model, task, 4, {"none": (64, None)}, n_sequences=8) == \
+        {"none": (None, 0)} and not calls
 
 
 def test_a_window_answers_short_chains_and_no_long_ones():

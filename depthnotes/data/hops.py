@@ -255,13 +255,30 @@ def best_guess(observed, answer, n_symbols: int, score_on=None) -> float:
     # the fitted rule: for each pattern, the label with the best score
     best = np.array([pairs[s + np.argmax(score[s:e])] % (m + 2)
                      for s, e in zip(starts, np.r_[starts[1:], len(pairs)])])
-    rule = dict(zip(pairs[starts] // (m + 2), best))
+    keys = pairs[starts] // (m + 2)                     # the fitted patterns, increasing
     t_pattern, t_label, t_seen, _ = _patterns(*score_on)
-    guess = np.array([rule.get(p, m + 1) for p in t_pattern])
+    at = np.searchsorted(keys, t_pattern).clip(max=len(keys) - 1)   # the rule, looked up
+    guess = np.where(keys[at] == t_pattern, best[at], m + 1)
     right = np.where(guess == m + 1,
                      (t_label == m + 1) / np.maximum(n_symbols - t_seen, 1),
                      guess == t_label)
     return float(right.mean())
+
+
+def _answers_up_to(task, s, k: int) -> list:
+    """``[task.answers(s, j) for j in range(k + 1)]``, walking each chain once (hop j + 1
+    is one hop on from hop j) instead of from the start for every j."""
+    import torch
+
+    from depthnotes.data.tasks import IGNORE
+
+    sigma = task.hop_positions(s, 1)                                  # (B, T): one hop
+    pos = task.hop_positions(s, 0)                                    # t itself
+    out = []
+    for _ in range(k + 1):
+        out.append(torch.where(pos >= 0, torch.gather(s, 1, pos.clamp(min=0)), IGNORE))
+        pos = torch.where(pos >= 0, torch.gather(sigma, 1, pos.clamp(min=0)), pos)
+    return out
 
 
 def hop_baselines(task, symbols, k: int, window: int = 0, fit_symbols=None) -> dict:
@@ -292,12 +309,12 @@ def hop_baselines(task, symbols, k: int, window: int = 0, fit_symbols=None) -> d
     def cases(seqs):
         """(shorter (N, k), back (N, window + 1) or None, answer (N,)) of the scored
         positions of ``seqs``."""
-        answer = task.answers(seqs, k).numpy().ravel()
+        hops = [a.numpy().ravel() for a in _answers_up_to(task, seqs, k)]
+        answer = hops[k]
         scored = answer != IGNORE
         if not scored.any():
             raise ValueError(f"no position of these sequences has a {k}-hop answer")
-        shorter = np.stack([task.answers(seqs, j).numpy().ravel()[scored]
-                            for j in range(k)], 1)                            # (N, k)
+        shorter = np.stack([hops[j][scored] for j in range(k)], 1)           # (N, k)
         back = None
         if window:
             s = seqs.numpy()

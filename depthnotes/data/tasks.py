@@ -353,22 +353,40 @@ def span_accuracy(model, task: InductionHops, hops: int, *, min_span: int = 0,
 
     The sequences are ``query_accuracy``'s (the same seed, so every model and every training
     seed is scored on the same held-out text): with ``min_span=0`` and no ``max_span`` the
-    accuracy equals ``query_accuracy``'s."""
+    accuracy equals ``query_accuracy``'s. Several ranges of one ``hops`` at once, from one
+    forward pass: ``span_accuracies``."""
+    return span_accuracies(model, task, hops, {0: (min_span, max_span)},
+                           n_sequences=n_sequences, seed=seed)[0]
+
+
+@torch.no_grad()
+def span_accuracies(model, task: InductionHops, hops: int, spans: dict, *,
+                    n_sequences: int = 256, seed: int = 10**9) -> dict:
+    """``span_accuracy`` for several ranges of chain span on the same sequences, from one
+    forward pass: ``spans`` maps a name to ``(min_span, max_span)`` (max None: no upper
+    bound); returns ``{name: (accuracy, queries)}`` in the same order, each exactly what
+    ``span_accuracy`` gives for that range."""
     if not isinstance(task, InductionHops):
         raise TypeError(f"task must be an InductionHops (chains have spans), got "
                         f"{type(task).__name__}")
-    check_int("min_span", min_span, 0)
-    if max_span is not None:
-        check_int("max_span", max_span, min_span)
+    for min_span, max_span in spans.values():
+        check_int("min_span", min_span, 0)
+        if max_span is not None:
+            check_int("max_span", max_span, min_span)
     idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)
-    spans = task.chain_spans(idx[:, 1:], hops)                   # (N, length), -1: none
-    spans = torch.cat([torch.full_like(spans[:, :1], -1), spans], 1)   # the marker: none
-    keep = (targets != IGNORE) & (spans >= min_span)
-    if max_span is not None:
-        keep &= spans <= max_span
-    n = int(keep.sum())
-    if n == 0:
-        return None, 0
-    with eval_mode(model):
-        logits, _ = model(idx)
-    return (logits.argmax(-1)[keep] == targets[keep]).float().mean().item(), n
+    spans_at = task.chain_spans(idx[:, 1:], hops)                # (N, length), -1: none
+    spans_at = torch.cat([torch.full_like(spans_at[:, :1], -1), spans_at], 1)  # marker: none
+    keeps = {}
+    for name, (min_span, max_span) in spans.items():
+        keep = (targets != IGNORE) & (spans_at >= min_span)
+        if max_span is not None:
+            keep &= spans_at <= max_span
+        keeps[name] = keep
+    right = None
+    if any(bool(keep.any()) for keep in keeps.values()):
+        with eval_mode(model):
+            logits, _ = model(idx)
+        right = logits.argmax(-1) == targets
+    return {name: ((None, 0) if not keep.any() else
+                   (right[keep].float().mean().item(), int(keep.sum())))
+            for name, keep in keeps.items()}

@@ -46,8 +46,9 @@ from depthnotes.training.runtime import no_inner_progress, pin, quiet
 #: The start method: workers forked from a clean server process, never from the caller.
 #: Where the platform has no fork server (Windows), ``start_method`` falls back to "spawn".
 START_METHOD = "forkserver"
-#: What the fork server imports once, so that each forked worker starts with it loaded.
-PRELOAD = ["torch", "depthnotes.experiments.registry"]
+#: What the fork server imports once, so that each forked worker starts with it loaded
+#: (``torch._dynamo``: the first optimizer a process builds imports it, ~2 s per worker).
+PRELOAD = ["torch", "torch._dynamo", "depthnotes.experiments.registry"]
 
 
 class JobError(RuntimeError):

@@ -53,6 +53,7 @@ import math
 
 import torch
 
+from depthnotes.core.checks import eval_mode
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.model import Transformer
 from depthnotes.data.tasks import (IGNORE, InductionHops, chasing_depth, doubling_depth,
@@ -277,6 +278,27 @@ def score(model: Transformer, task: InductionHops, k: int, n_sequences: int = 25
     """Accuracy on k-hop queries of fresh sequences: the chapter's scorer
     (``data.tasks.query_accuracy``; only positions whose k-hop answer exists count)."""
     return query_accuracy(model, task, k, n_sequences, seed)
+
+
+@torch.no_grad()
+def scores_by_blocks(model: Transformer, task: InductionHops, k: int, n_sequences: int = 256,
+                     seed: int = 10**9) -> list[float]:
+    """``score`` of the model cut after each of its blocks, from one forward pass: entry
+    b - 1 is the accuracy of its first b blocks followed by its final norm and head, on
+    the sequences ``score`` uses. A circuit built with fewer blocks (``relay_model(task, k,
+    blocks=b)``, ``doubling_model(task, k, blocks=b)``) *is* that cut, weight for weight,
+    so entry b - 1 equals its ``score`` exactly (tests/test_constructions.py checks it):
+    one pass scores a circuit and its one-block-fewer control, instead of two."""
+    idx, targets = task.batch(n_sequences, seed=seed + k, hops=k)         # as query_accuracy
+    mask = targets != IGNORE
+    out = []
+    with eval_mode(model):
+        x = model.embed(idx)                                              # (N, T, d)
+        for i in range(model.config.n_layer):          # the loop of Transformer.hidden
+            x = model.block(i)(x, None, i)
+            logits = model.logits(x)                                      # (N, T, vocab)
+            out.append((logits.argmax(-1)[mask] == targets[mask]).float().mean().item())
+    return out
 
 
 @torch.no_grad()
