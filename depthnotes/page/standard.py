@@ -25,9 +25,10 @@ the PNG's pixel size, every legend) and stores those facts in the output's metad
 under ``"depthnotes"``. "Any visible text" and "every legend" are found the same way, by
 walking the figure's artists (``Figure.findobj``): a panel's texts and legend, and the
 figure's own (``fig.legend``, ``suptitle``, ``supxlabel``, ``fig.text``, subfigures'), so a
-key shared by several panels is measured and counted like a panel's. ``tests/test_figures.py`` reads every stored figure of every
-chapter, checks that the facts belong to that PNG (its stored size equals the PNG's real
-size) and applies :func:`problems` to them. A figure drawn without the house style has no
+key shared by several panels is measured and counted like a panel's.
+``tests/test_figures.py`` reads every stored figure of every chapter, checks that the facts
+belong to that PNG (its stored size equals the PNG's real size) and applies
+:func:`problems` to them. A figure drawn without the house style has no
 facts and fails too.
 """
 
