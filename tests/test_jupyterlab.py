@@ -199,10 +199,18 @@ def test_jupyterlab_runs_an_explorer_as_a_live_widget(jupyterlab):
         try:
             page = _offline_page(browser)
             page.goto(f"{base}/lab/tree/{EXPLORER_CHAPTER.name}?token={token}")
-            page.wait_for_selector(".jp-Notebook .jp-CodeCell")
-            cell = page.locator(".jp-CodeCell").filter(
-                has=page.locator(".jp-InputArea", has_text=EXPLORER_CELL))
-            assert cell.count() == 1, f"one cell of {EXPLORER_CHAPTER.name} runs the explorer"
+            # the explorer's cell by its place in the notebook (an editor off screen may
+            # not have drawn its text yet)
+            cells = json.loads(EXPLORER_CHAPTER.read_text(encoding="utf-8"))["cells"]
+            at = [i for i, c in enumerate(cells) if c["cell_type"] == "code"
+                  and EXPLORER_CELL in "".join(c["source"])]
+            assert len(at) == 1, f"one cell of {EXPLORER_CHAPTER.name} runs the explorer"
+            page.wait_for_function("n => document.querySelectorAll('.jp-Notebook .jp-Cell')"
+                                   ".length === n", arg=len(cells))
+            cell = page.locator(".jp-Notebook .jp-Cell").nth(at[0])
+            cell.scroll_into_view_if_needed()
+            page.wait_for_function("([c, t]) => c.textContent.includes(t)",
+                                   arg=[cell.element_handle(), EXPLORER_CELL])
             cell.locator(".jp-InputArea-editor").click()
             page.keyboard.press("Shift+Enter")          # run this cell only, in a new kernel
             # its first run: every frame is drawn, then the prompt reads [1]
