@@ -35,7 +35,7 @@ change.
 Figure frames meet the figure standard (``depthnotes.page.standard``) like the page's other
 figures: :func:`figure_frame` draws a frame with ``standard.render_png``, which measures it,
 and the explorer's output stores each frame's facts in its ``text/html`` metadata
-(:meth:`Explorer._repr_mimebundle_`; read back by :func:`stored_frames`). A frame is shown in
+(``Explorer._repr_mimebundle_``; read back by :func:`stored_frames`). A frame is shown in
 the explorer's box, whose padding and border leave :data:`FRAME_COLUMN_PX` of the column, so
 that is the width its text is judged at (``tests/test_figures.py``).
 """
