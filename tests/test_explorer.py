@@ -202,3 +202,42 @@ def test_the_latency_explorer_shows_a_part_below_zero_without_a_bar():
     e = widgets.latency_explorer(base, bandwidth_gbs=16.0, dispatch_ms=-0.01, fixed_ms=-0.3,
                                  cache=8_000_000)
     assert len(e.frames) == len(widgets.LATENCY_LAYERS) * len(widgets.LATENCY_WIDTHS)
+
+
+def test_figure_frames_are_measured_and_their_facts_stored():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from depthnotes.page import standard
+    from depthnotes.page.explorer import FRAME_COLUMN_PX, stored_frames
+    from depthnotes.page.plots import finding, new_figure, use_house_style
+
+    use_house_style()
+
+    def draw(legend_pt):
+        fig, (ax,) = new_figure(per_row=1, height=2.6)
+        ax.plot([0, 1], [0, 1], label="a line")
+        ax.legend(fontsize=legend_pt)
+        finding(ax, f"A legend at {legend_pt} pt")
+        return fig
+
+    e = Explorer("legends", [Control("legend_pt", "legend size", (6, 9.5))], draw)
+    data, meta = e._repr_mimebundle_()
+    output = {"output_type": "execute_result", "data": data, "metadata": meta}
+    frames = stored_frames(output)
+    assert [i for i, _, _ in frames] == [0, 1]
+    small, house = ([standard.problems(facts, *standard.png_size(png), column=FRAME_COLUMN_PX)
+                     for _, png, facts in frames])
+    assert any("reads as" in p for p in small), small
+    assert house == []
+    assert frames[1][2]["png_px"] == list(standard.png_size(frames[1][1]))
+    assert not plt.get_fignums()
+    # stored without facts (drawn before frames were measured): every frame fails
+    bare = {**output, "metadata": {}}
+    assert all("use_house_style" in standard.problems(f, *standard.png_size(png))[0]
+               for _, png, f in stored_frames(bare))
+    # a text explorer has no figure frames and stores no facts
+    assert isinstance(_text_explorer()._repr_mimebundle_(), dict)
+    assert stored_frames({"data": {"text/html": _text_explorer().to_html()}}) == []

@@ -142,3 +142,64 @@ def test_titles_wrap_to_the_figure():
     finding(fig, text * 2)
     found, _, png = _check(fig)
     assert found == [] and standard.png_size(png)[0] <= standard.COLUMN_PX
+
+
+def _four_panels_one_key(legend_pt=None, styled=True):
+    """Chapter 4's failure-curve layout: four panels and one figure-level key below them."""
+    fig, axes = new_figure(4, per_row=2, height=2.6, sharex=True, sharey=True)
+    for ax in axes:
+        for i in range(5):
+            ax.plot([0, 1], [i, i + 1], ls=LINESTYLES[i] if styled else "-", label=f"arm {i}")
+        ax.set_title("a panel")
+    kw = {} if legend_pt is None else {"fontsize": legend_pt}
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="upper center",
+               bbox_to_anchor=(0.5, 0), ncol=5, **kw)
+    finding(fig, "One key for four panels")
+    return fig
+
+
+def test_a_figure_legend_is_measured_like_a_panels():
+    found, facts, _ = _check(_four_panels_one_key())
+    assert found == [], found
+    assert facts["legends"] == [{"where": "the figure's legend", "legend_entries": 5,
+                                 "styles_distinct": True}]
+
+
+def test_a_small_figure_legend_fails():
+    found, facts, _ = _check(_four_panels_one_key(legend_pt=6))
+    assert facts["min_font_pt"] == 6 and facts["smallest_text"].startswith("arm")
+    assert any("reads as" in p for p in found), found
+
+
+def test_a_figure_legend_of_colours_alone_fails():
+    found, _, _ = _check(_four_panels_one_key(styled=False))
+    assert found == ["the figure's legend: 5 series told apart by colour alone (use line "
+                     "styles or markers, or label them directly)"], found
+
+
+def test_figure_level_texts_are_measured():
+    for small in ("suptitle", "supxlabel", "text"):
+        fig, (ax,) = new_figure(per_row=1)
+        ax.plot([0, 1], [0, 1])
+        finding(ax, "A rising line")
+        if small == "text":
+            fig.text(0.01, 0.01, "a note", fontsize=6)
+        else:
+            getattr(fig, small)("a figure label", fontsize=6)
+        found, facts, _ = _check(fig)
+        assert facts["min_font_pt"] == 6, small
+        assert any("reads as" in p for p in found), (small, found)
+
+
+def test_hidden_legends_do_not_count_and_old_facts_still_read():
+    fig = _four_panels_one_key(styled=False)
+    fig.legends[0].set_visible(False)
+    found, facts, _ = _check(fig)
+    assert found == [] and facts["legends"] == []
+    # facts stored before figure legends were measured hold one entry per panel
+    old = {k: v for k, v in facts.items() if k != "legends"}
+    old["panels"] = [{"legend_entries": 0, "styles_distinct": True},
+                     {"legend_entries": 6, "styles_distinct": False}]
+    assert standard.problems(old, *facts["png_px"]) == [
+        "panel 2: 6 series told apart by colour alone (use line styles or markers, or label "
+        "them directly)"]

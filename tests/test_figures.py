@@ -9,6 +9,12 @@ figure without facts fails: it was drawn without ``plots.use_house_style()``. Th
 exemption list: one test per figure, named ``notebook/cell id``, so a failure names the
 figure to redraw.
 
+An explorer's figure frames (``depthnotes.page.explorer``: PNGs inside its ``text/html``, the
+facts of each in that output's metadata) are held to the same standard, at the width the
+explorer's box leaves them (``explorer.FRAME_COLUMN_PX``): one test per explorer. The one
+exception, strict and named (``FRAMES_NOT_YET_MEASURED``): a chapter whose explorer was
+stored before frames were measured, until it is re-executed.
+
 Cheap: it reads the stored outputs and executes nothing, so it carries none of the slow
 markers (``depthnotes/tools/pytest_plugin.py``) and the quick path runs it.
 """
@@ -22,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from depthnotes.page import standard
+from depthnotes.page.explorer import FRAME_COLUMN_PX, stored_frames
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -66,6 +73,40 @@ def _collect():
 
 FIGURES = _collect()
 
+#: Chapters whose explorer frames were stored before frames were measured, until they are
+#: re-executed (strict: the test fails once they are, and the entry must go).
+FRAMES_NOT_YET_MEASURED = {
+    "08_beyond": "chapter 8 is being rewritten; its loop explorer's frames get their facts "
+                 "when it is next executed",
+}
+
+
+def frame_problems(output: dict) -> list[str]:
+    """Where the figure frames of one stored explorer miss the standard, each named by its
+    frame number (empty: they all meet it)."""
+    found = []
+    for i, png, facts in stored_frames(output):
+        found += [f"frame {i}: {p}" for p in standard.problems(
+            facts, *standard.png_size(png), column=FRAME_COLUMN_PX)]
+    return found
+
+
+def _collect_explorers():
+    params = []
+    for path in NOTEBOOKS:
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            for output in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
+                if stored_frames(output):
+                    reason = FRAMES_NOT_YET_MEASURED.get(path.stem)
+                    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                    params.append(pytest.param(output, id=f"{path.stem}/{cell.get('id')}",
+                                               marks=marks))
+    return params
+
+
+EXPLORERS = _collect_explorers()
+
 
 def test_every_chapter_has_figures_to_check():
     chapters = {p.id.split("/")[0] for p in FIGURES}
@@ -107,3 +148,14 @@ def test_the_reader_can_fail():
 def test_stored_figure_meets_the_standard(output):
     found = figure_problems(output)
     assert not found, "\n  ".join(["misses the figure standard:"] + found)
+
+
+def test_the_figure_explorers_are_found():
+    chapters = {p.id.split("/")[0] for p in EXPLORERS}
+    assert {"04_instability", "05_fixes"} <= chapters, sorted(chapters)
+
+
+@pytest.mark.parametrize("output", EXPLORERS)
+def test_stored_explorer_frames_meet_the_standard(output):
+    found = frame_problems(output)
+    assert not found, "\n  ".join(["frames miss the figure standard:"] + found)

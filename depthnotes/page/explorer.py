@@ -31,6 +31,13 @@ chapter 6's budget explorer ~0.02 MB (25 text frames).
 Frames are PNGs reduced to a 128-colour palette: the house figures are flat colours and
 antialiased lines, and the palette cuts a variance frame from 27 kB to 10 kB with no visible
 change.
+
+Figure frames meet the figure standard (``depthnotes.page.standard``) like the page's other
+figures: :func:`figure_frame` draws a frame with ``standard.render_png``, which measures it,
+and the explorer's output stores each frame's facts in its ``text/html`` metadata
+(``Explorer._repr_mimebundle_``; read back by :func:`stored_frames`). A frame is shown in
+the explorer's box, whose padding and border leave :data:`FRAME_COLUMN_PX` of the column, so
+that is the width its text is judged at (``tests/test_figures.py``).
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ from typing import Callable
 
 #: Colours a frame's PNG is reduced to (see the module's docstring).
 PNG_COLOURS = 128
+#: The width a frame is shown at most, CSS px: the explorer box's content width on the built
+#: site at a 1300 px window (Chromium: the box is 704 px wide, less 2 x 12 px padding and
+#: 2 x 1 px border; ``standard.COLUMN_PX`` is the page's figures').
+FRAME_COLUMN_PX = 678
 
 #: The inline script of one explorer (``__ID__`` is replaced by its element's id). Controls
 #: carry ``data-n`` (how many values) and ``data-labels``; frames come in row-major order of
@@ -108,6 +119,8 @@ class Frame:
     png: bytes | None = None
     alt: str = ""
     size: tuple[int, int] | None = None
+    #: What ``standard.render_png`` measured while drawing the frame (a figure frame only).
+    facts: dict | None = None
 
 
 def _small_png(png: bytes) -> bytes:
@@ -121,21 +134,19 @@ def _small_png(png: bytes) -> bytes:
 
 
 def figure_frame(fig, alt: str | None = None) -> Frame:
-    """A matplotlib figure as a frame (the PNG the house style renders; the figure is
-    closed). ``alt`` defaults to the figure's title (suptitle, else its first panel's)."""
+    """A matplotlib figure as a frame (the PNG the house style renders, and what the figure
+    standard measures of it; the figure is closed). ``alt`` defaults to the figure's title
+    (suptitle, else its first panel's)."""
     import matplotlib.pyplot as plt
 
-    from depthnotes.page.standard import png_size
+    from depthnotes.page.standard import png_size, render_png
 
-    buf = io.BytesIO()   # as standard.render_png draws it, without measuring the figure
-    fig.canvas.print_figure(buf, format="png", dpi=fig.dpi, bbox_inches="tight",
-                            facecolor=fig.get_facecolor())
-    png = buf.getvalue()
+    png, facts = render_png(fig)
     if alt is None:
         alt = fig.get_suptitle() or (fig.axes[0].get_title() if fig.axes else "")
     plt.close(fig)
     small = _small_png(png)
-    return Frame(png=small, alt=" ".join(alt.split()), size=png_size(small))
+    return Frame(png=small, alt=" ".join(alt.split()), size=png_size(small), facts=facts)
 
 
 def _as_frame(out) -> Frame:
@@ -251,7 +262,42 @@ class Explorer:
         return self._widget
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget and the html (see the module's docstring), and as metadata of the html
+        each figure frame's measured facts, in frame order (None for a text frame)."""
+        from depthnotes.page.standard import META_KEY
+
         data = dict(self.widget()._repr_mimebundle_())
         data["text/plain"] = f"<Explorer {self.title!r}: {len(self.frames)} frames>"
         data["text/html"] = self.to_html()
-        return data
+        if not any(f.png is not None for f in self.frames):
+            return data
+        return data, {"text/html": {META_KEY: {"frames": [f.facts for f in self.frames]}}}
+
+
+def stored_frames(output: dict) -> list[tuple[int, bytes, dict | None]]:
+    """``(frame number, PNG, facts)`` of every figure frame of an explorer as a notebook
+    stores it (``output``: a code cell's output whose ``text/html`` is an explorer), the facts
+    from the output's metadata (None where none were stored); [] for any other output."""
+    from html.parser import HTMLParser
+
+    from depthnotes.page.standard import META_KEY
+
+    text = output.get("data", {}).get("text/html")
+    text = "".join(text) if isinstance(text, list) else text
+    if not text or "data-dn-frame" not in text:
+        return []
+    frames: list[str | None] = []          # each frame's PNG src (None: a text frame)
+
+    class _Frames(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if "data-dn-frame" in a:
+                frames.append(a.get("src") if tag == "img" else None)
+
+    _Frames().feed(text)
+    meta = output.get("metadata", {}).get("text/html", {})
+    facts = (meta.get(META_KEY) or {}).get("frames") if isinstance(meta, dict) else None
+    facts = facts if facts is not None and len(facts) == len(frames) else [None] * len(frames)
+    prefix = "data:image/png;base64,"
+    return [(i, base64.b64decode(src[len(prefix):]), facts[i])
+            for i, src in enumerate(frames) if src is not None and src.startswith(prefix)]

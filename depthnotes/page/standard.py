@@ -21,10 +21,14 @@ PNG wider than the column is scaled down to it, and its text with it. The standa
 How it is checked: :func:`install_png_formatter` (called by ``plots.use_house_style``)
 makes Jupyter render every figure through :func:`render_png`, which measures the figure
 while it draws it (:func:`figure_facts`: the smallest font of any visible text, the dpi,
-the PNG's pixel size, each panel's legend) and stores those facts in the output's metadata
-under ``"depthnotes"``. ``tests/test_figures.py`` reads every stored figure of every
-chapter, checks that the facts belong to that PNG (its stored size equals the PNG's real
-size) and applies :func:`problems` to them. A figure drawn without the house style has no
+the PNG's pixel size, every legend) and stores those facts in the output's metadata
+under ``"depthnotes"``. "Any visible text" and "every legend" are found the same way, by
+walking the figure's artists (``Figure.findobj``): a panel's texts and legend, and the
+figure's own (``fig.legend``, ``suptitle``, ``supxlabel``, ``fig.text``, subfigures'), so a
+key shared by several panels is measured and counted like a panel's.
+``tests/test_figures.py`` reads every stored figure of every chapter, checks that the facts
+belong to that PNG (its stored size equals the PNG's real size) and applies
+:func:`problems` to them. A figure drawn without the house style has no
 facts and fails too.
 """
 
@@ -88,10 +92,14 @@ def _visible_texts(fig):
     return found
 
 
-def _legend_facts(ax) -> dict:
-    legend = ax.get_legend()
-    if legend is None or not legend.get_visible():
-        return {"legend_entries": 0, "styles_distinct": True}
+def _legend_facts(legend, fig) -> dict:
+    """One drawn legend (a panel's or the figure's): where it is, how many series it labels
+    and whether they differ in line style, marker or hatch (not colour alone)."""
+    if not legend.isaxes:
+        where = "the figure's legend"
+    else:
+        where = (f"panel {fig.axes.index(legend.axes) + 1}" if legend.axes in fig.axes
+                 else "a panel")
     handles = legend.legend_handles
     styles = []
     for h in handles:
@@ -101,7 +109,17 @@ def _legend_facts(ax) -> dict:
         marker = h.get_marker() if hasattr(h, "get_marker") else None
         hatch = h.get_hatch() if hasattr(h, "get_hatch") else None
         styles.append((str(ls), str(marker), str(hatch)))
-    return {"legend_entries": len(handles), "styles_distinct": len(set(styles)) == len(styles)}
+    return {"where": where, "legend_entries": len(handles),
+            "styles_distinct": len(set(styles)) == len(styles)}
+
+
+def _drawn_legends(fig) -> list:
+    """Every legend of ``fig`` that is drawn: visible, and so is what holds it (a panel, the
+    figure or a subfigure), whether made by ``ax.legend`` or ``fig.legend``."""
+    from matplotlib.legend import Legend
+
+    return [lg for lg in fig.findobj(Legend)
+            if lg.get_visible() and lg.parent.get_visible()]
 
 
 def figure_facts(fig, png: bytes) -> dict:
@@ -115,7 +133,7 @@ def figure_facts(fig, png: bytes) -> dict:
         "png_px": [width, height],
         "min_font_pt": fonts[0] if fonts else None,
         "smallest_text": smallest.get_text()[:40] if smallest is not None else None,
-        "panels": [_legend_facts(ax) for ax in fig.axes if ax.get_visible() and ax.axison],
+        "legends": [_legend_facts(lg, fig) for lg in _drawn_legends(fig)],
         "titles": [t for t in [fig._suptitle.get_text() if fig._suptitle else ""]
                    + [ax.get_title() for ax in fig.axes] if t.strip()],
     }
@@ -182,9 +200,12 @@ def problems(facts: dict | None, png_width: int, png_height: int,
             found.append(f"smallest text ({facts['min_font_pt']:g} pt at {facts['dpi']:g} dpi, "
                          f"{facts.get('smallest_text')!r}) reads as {pt:.1f} pt on the page "
                          f"(at least {MIN_DISPLAYED_PT:g})")
-    for i, panel in enumerate(facts.get("panels", [])):
-        if (panel["legend_entries"] > MAX_COLOUR_ONLY_SERIES
-                and not panel["styles_distinct"]):
-            found.append(f"panel {i + 1}: {panel['legend_entries']} series told apart by "
+    legends = facts.get("legends")
+    if legends is None:     # facts stored before figure-level legends were measured
+        legends = [dict(p, where=f"panel {i + 1}") for i, p in enumerate(facts.get("panels", []))]
+    for legend in legends:
+        if (legend["legend_entries"] > MAX_COLOUR_ONLY_SERIES
+                and not legend["styles_distinct"]):
+            found.append(f"{legend['where']}: {legend['legend_entries']} series told apart by "
                          "colour alone (use line styles or markers, or label them directly)")
     return found
