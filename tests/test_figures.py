@@ -11,9 +11,7 @@ figure to redraw.
 
 An explorer's figure frames (``depthnotes.page.explorer``: PNGs inside its ``text/html``, the
 facts of each in that output's metadata) are held to the same standard, at the width the
-explorer's box leaves them (``explorer.FRAME_COLUMN_PX``): one test per explorer. The one
-exception, strict and named (``FRAMES_NOT_YET_MEASURED``): a chapter whose explorer was
-stored before frames were measured, until it is re-executed.
+explorer's box leaves them (``explorer.FRAME_COLUMN_PX``): one test per explorer, no exception.
 
 Cheap: it reads the stored outputs and executes nothing, so it carries none of the slow
 markers (``depthnotes/tools/pytest_plugin.py``) and the quick path runs it.
@@ -73,14 +71,6 @@ def _collect():
 
 FIGURES = _collect()
 
-#: Chapters whose explorer frames were stored before frames were measured, until they are
-#: re-executed (strict: the test fails once they are, and the entry must go).
-FRAMES_NOT_YET_MEASURED = {
-    "08_beyond": "chapter 8 is being rewritten; its loop explorer's frames get their facts "
-                 "when it is next executed",
-}
-
-
 def frame_problems(output: dict) -> list[str]:
     """Where the figure frames of one stored explorer miss the standard, each named by its
     frame number (empty: they all meet it)."""
@@ -98,10 +88,7 @@ def _collect_explorers():
         for cell in nb["cells"]:
             for output in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
                 if stored_frames(output):
-                    reason = FRAMES_NOT_YET_MEASURED.get(path.stem)
-                    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-                    params.append(pytest.param(output, id=f"{path.stem}/{cell.get('id')}",
-                                               marks=marks))
+                    params.append(pytest.param(output, id=f"{path.stem}/{cell.get('id')}"))
     return params
 
 
@@ -152,7 +139,7 @@ def test_stored_figure_meets_the_standard(output):
 
 def test_the_figure_explorers_are_found():
     chapters = {p.id.split("/")[0] for p in EXPLORERS}
-    assert {"04_instability", "05_fixes"} <= chapters, sorted(chapters)
+    assert {"04_instability", "05_fixes", "08_beyond"} <= chapters, sorted(chapters)
 
 
 @pytest.mark.parametrize("output", EXPLORERS)
