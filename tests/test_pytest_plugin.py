@@ -33,30 +33,3 @@ def test_a_run_with_no_reports_prints_nothing():
     terminal = _Terminal()
     FileTimes().pytest_terminal_summary(terminal)
     assert terminal.lines == []
-
-
-class _Item:
-    def __init__(self, nodeid: str) -> None:
-        self.nodeid = nodeid
-        self.marks = []
-
-    def add_marker(self, mark) -> None:
-        self.marks.append(mark.mark if hasattr(mark, "mark") else mark)
-
-
-def test_long_files_first_spread_tests_last_and_each_other_file_one_group():
-    """The browser tests and the notebooks go first (longest first), tests/test_records.py's
-    tests last and one by one (no xdist group), every other file whole in one worker."""
-    from depthnotes.tools.pytest_plugin import pytest_collection_modifyitems
-
-    ids = ["tests/test_a.py::t1", "tests/test_records.py::q[x]", "notebooks/01_x.ipynb::Cell 0",
-           "tests/test_site.py::s", "tests/test_a.py::t2", "notebooks/01_x.ipynb::Cell 1"]
-    items = [_Item(i) for i in ids]
-    pytest_collection_modifyitems(None, None, items)
-    assert [i.nodeid for i in items] == [
-        "notebooks/01_x.ipynb::Cell 0", "tests/test_site.py::s", "notebooks/01_x.ipynb::Cell 1",
-        "tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_records.py::q[x]"]
-    groups = {i.nodeid: [m.args[0] for m in i.marks if m.name == "xdist_group"] for i in items}
-    assert groups["tests/test_a.py::t2"] == ["tests/test_a.py"]
-    assert groups["notebooks/01_x.ipynb::Cell 1"] == ["notebooks/01_x.ipynb"]
-    assert groups["tests/test_records.py::q[x]"] == []

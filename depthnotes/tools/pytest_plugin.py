@@ -11,8 +11,8 @@ import pytest
 
 os.environ["DEPTHNOTES_QUIET"] = "1"
 
-# Record each notebook's checked run time and versions for the book's status page: see
-# depthnotes/tools/status.py.
+# Record each notebook's checked run time and versions for the book's status page, and run the
+# browser test last (after the notebooks): see depthnotes/tools/status.py.
 from depthnotes.tools.status import (  # noqa: E402,F401
     pytest_collection_finish, pytest_itemcollected, pytest_runtest_logreport)
 from depthnotes.tools import status as _status  # noqa: E402
@@ -78,20 +78,6 @@ def pytest_configure(config) -> None:
 #: records of tests/test_records.py are most of the unit tests' time (about 500 s in one process
 #: on this project's machines): each of its tests runs only the records it reads.
 SPREAD = ("tests/test_records.py",)
-#: The longest files, started first: the browser tests, then the notebooks.
-FIRST = ("tests/test_site.py", "tests/test_jupyterlab.py", "notebooks/")
-
-
-def _order(nodeid: str) -> int:
-    """Where a test goes in the session: the longest files first and the spread tests last,
-    so that the two workers start on the long jobs and end on small ones, and neither waits
-    alone on a long file at the end (the longest-first rule of scheduling). pytest-xdist keeps
-    this order (``--no-loadscope-reorder`` in pyproject.toml; its default orders files by their
-    number of tests, which says little about their time). The browser test no longer waits for
-    the notebooks: the status page it checks shows the last recorded run of each notebook."""
-    if nodeid.startswith(FIRST):
-        return 0
-    return 2 if nodeid.startswith(SPREAD) else 1
 
 
 @pytest.hookimpl(tryfirst=True)     # before ``-m`` deselects by these markers, and before
@@ -103,4 +89,4 @@ def pytest_collection_modifyitems(session, config, items) -> None:    # xdist re
         path = item.nodeid.split("::", 1)[0]
         if path not in SPREAD:
             item.add_marker(pytest.mark.xdist_group(path))
-    items[:] = sorted(items, key=lambda item: _order(item.nodeid))   # stable within each part
+    _status.pytest_collection_modifyitems(session, config, items)

@@ -14,9 +14,11 @@ project's last full check, ``SNAPSHOT_FILE``, written on purpose by
 themselves, which must not change tracked files); :func:`load_runs` falls back to it per
 notebook, and the tables say which rows come from it (``"source": "snapshot"``).
 
-The hooks are loaded through ``depthnotes.tools.pytest_plugin`` (which also orders the session).
-Under pytest-xdist each worker records the notebooks it ran; the controller, which collects
-nothing, records none.
+The hooks are loaded through ``depthnotes.tools.pytest_plugin``. They also order the session:
+the notebooks first and the browser tests (``tests/test_site.py``, ``tests/test_jupyterlab.py``)
+last, so that the site they check is built after the notebooks have been checked and timed
+(:func:`pytest_collection_modifyitems`). Under pytest-xdist each worker records the notebooks it
+ran; the controller, which collects nothing, records none.
 """
 
 from __future__ import annotations
@@ -75,6 +77,25 @@ def pytest_itemcollected(item) -> None:
     nb = _notebook_of(item.nodeid)
     if nb:
         _rec.collected[nb] += 1
+
+
+#: Test files that open the site or JupyterLab in a browser: run last (see below).
+LAST = ("tests/test_site.py", "tests/test_jupyterlab.py")
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The notebooks first, the browser tests last, the rest in between, each group in its
+    collected order. The browser test checks the built site, which shows the status the
+    notebooks' runs record, so it comes after them. The notebooks are the longest files, and
+    pytest-xdist hands whole files to its workers in this order, so starting with them keeps
+    both workers busy to the end (the longest jobs first) instead of leaving one notebook
+    running alone while the other worker idles."""
+    def group(item) -> int:
+        if _notebook_of(item.nodeid):
+            return 0
+        return 2 if item.nodeid.startswith(LAST) else 1
+
+    items[:] = sorted(items, key=group)         # sorted() is stable: order kept within groups
 
 
 def pytest_collection_finish(session) -> None:
