@@ -213,10 +213,11 @@ def test_jupyterlab_runs_an_explorer_as_a_live_widget(jupyterlab):
                                    arg=[cell.element_handle(), EXPLORER_CELL])
             cell.locator(".jp-InputArea-editor").click()
             page.keyboard.press("Shift+Enter")          # run this cell only, in a new kernel
-            # its first run: every frame is drawn, then the prompt reads [1]
+            # its first run: every frame is drawn (about 100 s alone; over 240 s once while
+            # the browser test built the site on the other core), then the prompt reads [1]
             page.wait_for_function(
                 "c => c.querySelector('.jp-InputPrompt').textContent.includes('[1]')",
-                arg=cell.element_handle(), timeout=240_000)
+                arg=cell.element_handle(), timeout=480_000)
             live = cell.locator(".jp-OutputArea .widget-interact")
             live.wait_for()
             assert cell.locator(".jp-OutputArea .dn-explorer").count() == 0, \

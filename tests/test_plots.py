@@ -99,7 +99,8 @@ def test_depth_curves_tell_six_depths_apart_by_colour_and_style(ax):
     assert all(s.get_alpha() == SEED_VISIBLE["alpha"] > SEED_STYLE["alpha"] for s in seeds)
     ax.legend()
     png, facts = standard.render_png(ax.figure)
-    assert facts["panels"][0] == {"legend_entries": 6, "styles_distinct": True}
+    assert facts["legends"][0] == {"where": "panel 1", "legend_entries": 6,
+                                   "styles_distinct": True}
     assert len(SERIES_COLORS) == len(set(SERIES_COLORS)) == len(CYCLE)
     with pytest.raises(ValueError):
         plot_depth_curves(ax, {str(i): ([1], [[0.0]]) for i in range(9)})

@@ -19,11 +19,10 @@ STORED = sorted(REPO_RECORDS.glob("*.json"))
 @pytest.fixture(scope="session")
 def quick_records(tmp_path_factory, worker_id):
     """``quick_records(name)``: the folder holding the quick variant of experiment ``name``,
-    run and written the first time a test asks for it. Each test asks only for the records it
-    reads, so the quick runs (most of this file's time) are spread over pytest-xdist's workers
-    (``depthnotes.tools.pytest_plugin.SPREAD``); the folder is shared by the workers of one run,
-    and a lock per record makes a record that two tests read run once (xdist's documented
-    pattern for work done once per session; ``filelock`` comes with torch)."""
+    run and written the first time a test asks for it: each test asks only for the records it
+    reads, so that a selection (``-k``) runs only those. The folder is shared by the workers of
+    one run, and a lock per record makes a record run once (xdist's documented pattern for work
+    done once per session; ``filelock`` comes with torch)."""
     from filelock import FileLock
 
     root = tmp_path_factory.getbasetemp()

@@ -72,21 +72,10 @@ def pytest_configure(config) -> None:
         torch.set_num_threads(max(1, _status.cpu_count() // int(worker["workercount"])))
 
 
-#: Test files whose tests pytest-xdist may hand to different workers one by one. Every other
-#: file runs whole in one worker (``--dist loadgroup`` with the file as its group): a notebook's
-#: cells must run in order in one kernel, and the browser tests share one built site. The quick
-#: records of tests/test_records.py are most of the unit tests' time (about 500 s in one process
-#: on this project's machines): each of its tests runs only the records it reads.
-SPREAD = ("tests/test_records.py",)
-
-
-@pytest.hookimpl(tryfirst=True)     # before ``-m`` deselects by these markers, and before
-def pytest_collection_modifyitems(session, config, items) -> None:    # xdist reads the groups
+@pytest.hookimpl(tryfirst=True)     # before ``-m`` deselects by these markers
+def pytest_collection_modifyitems(session, config, items) -> None:
     for item in items:
         for prefix, marker in _WHERE:
             if item.nodeid.startswith(prefix):
                 item.add_marker(getattr(pytest.mark, marker))
-        path = item.nodeid.split("::", 1)[0]
-        if path not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(path))
     _status.pytest_collection_modifyitems(session, config, items)
