@@ -16,25 +16,17 @@ from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, Record, check_
 STORED = sorted(REPO_RECORDS.glob("*.json"))
 
 
-@pytest.fixture(scope="session")
-def quick_records(tmp_path_factory, worker_id):
+@pytest.fixture(scope="module")
+def quick_records(tmp_path_factory):
     """``quick_records(name)``: the folder holding the quick variant of experiment ``name``,
     run and written the first time a test asks for it: each test asks only for the records it
-    reads, so that a selection (``-k``) runs only those. The folder is shared by the workers of
-    one run, and a lock per record makes a record run once (xdist's documented pattern for work
-    done once per session; ``filelock`` comes with torch)."""
-    from filelock import FileLock
-
-    root = tmp_path_factory.getbasetemp()
-    if worker_id != "master":            # each xdist worker's folder sits in the run's folder
-        root = root.parent
-    out = root / "quick_records"
-    out.mkdir(exist_ok=True)
+    reads, so that a selection (``-k``) runs only those. (pytest-xdist runs this file whole in
+    one worker, ``--dist loadfile``: nothing is shared between workers.)"""
+    out = tmp_path_factory.mktemp("quick")
 
     def folder_with(name: str):
-        with FileLock(str(out / f"{name}.lock")):
-            if not (out / f"{name}.quick.json").is_file():
-                write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
+        if not (out / f"{name}.quick.json").is_file():
+            write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
         return out
 
     return folder_with
