@@ -24,9 +24,10 @@ command, and reads the cell's execution count from the notebook model. The kerne
 PyTorch on one thread, as the book's notebooks do (``OMP_NUM_THREADS=1``): with the default
 two threads on a machine whose two cores are busy (the browser test in the other xdist
 worker), OpenMP's threads wait on each other; measured with two busy loops beside it, the
-explorer's 30 variance profiles took 19.0 s (17.5 CPU s) on two threads and 6.8 s on one. If the cell does not finish in time, the
-failure says whether it started, whether the kernel was using CPU, and where the kernel's
-Python threads were (a ``faulthandler`` dump), instead of only "timeout".
+explorer's 30 variance profiles took 19.0 s (17.5 CPU s) on two threads and 6.8 s on one.
+If the cell does not finish in time, the failure says how far JupyterLab got, whether the
+kernel was using CPU, and where the kernel's Python threads were (a ``faulthandler`` dump),
+instead of only "timeout".
 
 Skipped with the reason when Chromium or ``jupyterlab-myst`` is missing, except in CI
 (``CI=true``), where that is a failure (as in ``tests/test_site.py``).
