@@ -267,7 +267,10 @@ def _kernel_processes(server) -> list:
 def _why_not_run(page, server, tmp_path, path, at) -> str:
     """A failure's text: the cell's and kernel's state, whether the kernel was computing
     (its CPU seconds over 2 s), its threads' stacks, the server's last log lines."""
-    lines = [f"JupyterLab's view: {page.evaluate(_STATE_JS, [path, at])}"]
+    try:
+        lines = [f"JupyterLab's view: {page.evaluate(_STATE_JS, [path, at])}"]
+    except Exception as e:                               # the page itself is broken
+        lines = [f"JupyterLab's view: unreadable ({e})"]
     for k in _kernel_processes(server):
         before = sum(k.cpu_times()[:2])
         time.sleep(2)
@@ -298,7 +301,11 @@ def test_jupyterlab_runs_an_explorer_as_a_live_widget(jupyterlab):
             page.goto(f"{base}/lab/tree/{path}?token={token}")
             # JupyterLab starts the notebook's kernel itself; wait until it is connected and
             # idle (under load this took 25 s and more)
-            page.wait_for_function(_READY_JS, arg=path, timeout=180_000, polling=500)
+            try:
+                page.wait_for_function(_READY_JS, arg=path, timeout=180_000, polling=500)
+            except Exception:
+                pytest.fail("the notebook's kernel was not connected and idle within 180 s\n"
+                            + _why_not_run(page, server, tmp_path, path, at))
             source = page.evaluate(_RUN_JS, [path, at])
             assert EXPLORER_CELL in source, f"cell {at} is not the explorer's: {source!r}"
             # its first run draws every frame (about 20 s alone, on one thread); the
