@@ -33,3 +33,21 @@ def test_a_run_with_no_reports_prints_nothing():
     terminal = _Terminal()
     FileTimes().pytest_terminal_summary(terminal)
     assert terminal.lines == []
+
+
+def test_every_marker_rule_names_files_that_exist():
+    """A renamed or split test file must not silently lose its marker (the quick path's
+    ``-m`` selection reads them): each rule's path prefix matches a file of the repository,
+    and each rule's marker is declared."""
+    from pathlib import Path
+
+    from depthnotes.tools.pytest_plugin import _WHERE, MARKERS
+
+    root = Path(__file__).resolve().parents[1]
+    files = [p.relative_to(root).as_posix()
+             for folder in ("tests", "notebooks") for p in (root / folder).iterdir()]
+    for prefix, marker in _WHERE:
+        path = prefix.split("::")[0]
+        assert any(f.startswith(path) for f in files), prefix
+        assert marker in MARKERS
+    assert any(prefix.startswith("tests/test_records_quick_") for prefix, _ in _WHERE)
