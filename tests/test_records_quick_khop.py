@@ -1,12 +1,10 @@
 """The quick variants of the pointer-chasing records (``khop*``, chapter 3), and the tests that
-read them: finding a record in a handout's folder, the kept models. The other experiments' quick
-variants are in ``test_records_quick_other.py`` (the split: ``quick_split``)."""
-
-import shutil
+read them: the kept models. The other experiments' quick variants are in
+``test_records_quick_other.py`` (the split: ``quick_split``)."""
 
 import pytest
 
-from depthnotes.experiments.records import find_record, load_record
+from depthnotes.experiments.records import load_record
 from depthnotes.experiments.registry import get_experiment
 from quick_split import KHOP, check_quick_variant
 
@@ -14,19 +12,6 @@ from quick_split import KHOP, check_quick_variant
 @pytest.mark.parametrize("name", KHOP)
 def test_quick_variant_writes_a_loadable_record(quick_records, name):
     check_quick_variant(quick_records(name), name)
-
-
-# -- finding a record from any working directory -----------------------------------------------
-def test_load_from_a_records_folder_next_to_the_working_directory(quick_records, tmp_path,
-                                                                  monkeypatch):
-    folder = tmp_path / "handout"
-    (folder / "records").mkdir(parents=True)
-    shutil.copy(quick_records("khop_depth_sweep") / "khop_depth_sweep.quick.json",
-                folder / "records")
-    monkeypatch.chdir(folder)
-    assert find_record("khop_depth_sweep", quick=True) == \
-        folder / "records" / "khop_depth_sweep.quick.json"
-    assert load_record("khop_depth_sweep", quick=True).quick
 
 
 # -- kept models (an experiment with keep_models) ------------------------------------------------

@@ -1,13 +1,16 @@
-"""The quick variants of every experiment that is not a pointer-chasing record (the split:
-``quick_split``), and the tests that read them: a changed definition, a quick record never
-written over the real one, the layout checks, chapter 6's sweep."""
+"""The quick variants of every experiment that is not in ``test_records_quick_khop.py`` (the
+split: ``quick_split``), and the tests that read them: a changed definition, a quick record
+never written over the real one, finding a record in a handout's folder, the layout checks,
+chapter 6's sweep."""
 
 import json
+import shutil
 
 import pytest
 
-from depthnotes.experiments.records import (REPO_RECORDS, Record, check_current, load_record,
-                                            round_float, validate_record, write_record)
+from depthnotes.experiments.records import (REPO_RECORDS, Record, check_current, find_record,
+                                            load_record, round_float, validate_record,
+                                            write_record)
 from depthnotes.experiments.registry import get_experiment
 from quick_split import OTHER, check_quick_variant
 
@@ -37,6 +40,19 @@ def test_quick_record_is_never_written_over_the_real_one(quick_records):
     data = json.loads((folder / "deepnorm_1000_layers.quick.json").read_text())
     with pytest.raises(ValueError, match="quick record is not written"):
         write_record(data, REPO_RECORDS)
+
+
+# -- finding a record from any working directory -----------------------------------------------
+def test_load_from_a_records_folder_next_to_the_working_directory(quick_records, tmp_path,
+                                                                  monkeypatch):
+    folder = tmp_path / "handout"
+    (folder / "records").mkdir(parents=True)
+    shutil.copy(quick_records("khop_depth_sweep") / "khop_depth_sweep.quick.json",
+                folder / "records")
+    monkeypatch.chdir(folder)
+    assert find_record("khop_depth_sweep", quick=True) == \
+        folder / "records" / "khop_depth_sweep.quick.json"
+    assert load_record("khop_depth_sweep", quick=True).quick
 
 
 # -- chapter 6's sweep: the record's runs are budget_sweep's runs ------------------------------
