@@ -36,10 +36,13 @@ CHAPTERS = [p for p in toc_notebooks(ROOT) if p.parent.name == "notebooks"]
 
 # ---------------------------------------------------------------- the chapters' values, made up
 
-def _meta(**kw) -> Transformer:
-    with torch.device("meta"):
-        return Transformer(ModelConfig(**{"d_model": 64, "n_head": 2, "d_ff": 128,
-                                          "vocab_size": 50, "context": 32, **kw}))
+def _model(**kw) -> Transformer:
+    """A small model for the checks, which read its config and parameter counts. Built on the
+    CPU: on the meta device the same models took several seconds of every test worker's
+    collection (the meta device initialises weights through PyTorch's Python reference
+    kernels), and these are small."""
+    return Transformer(ModelConfig(**{"d_model": 64, "n_head": 2, "d_ff": 128,
+                                      "vocab_size": 50, "context": 32, **kw}))
 
 
 def _timing(L: int, ms: float, d: int = 256, weight_bytes: int = 10**12,
@@ -67,16 +70,16 @@ SWEEP = [SimpleNamespace(budget=P, n_layer=L, val_loss=v) for P, L, v in
          ((25_000, 1, 2.31), (25_000, 2, 2.28), (25_000, 4, 2.35), (100_000, 1, 2.10))]
 DROP = [0.0, 0.02, 0.05, 0.08, 0.3, 0.5, 0.7, 0.9]
 HEAD = SimpleNamespace(median=2.0)
-SMALL = _meta(n_layer=4, d_model=16, d_ff=64)
-WIDE = _meta(n_layer=2, d_model=128, d_ff=512)
-PAIR = (_meta(n_layer=1, d_model=16), _meta(n_layer=1, d_model=16, tie_embeddings=False))
-POST_DEEP, POST_96 = _meta(n_layer=120, norm="post"), _meta(n_layer=96, norm="post")
-SCALED = _meta(n_layer=150, branch_scale="1/sqrt(2L)")
-EIGHT = _meta(n_layer=8)
-FIVE, THREE = _meta(n_layer=5), _meta(n_layer=3)
-POST_XAVIER = _meta(n_layer=24, norm="post", init="xavier")
-LNS_PAIR = (_meta(n_layer=1), _meta(n_layer=1, ln_scaling="1/sqrt(l)"))
-LOOPED = _meta(n_layer=12, n_unique_blocks=3)
+SMALL = _model(n_layer=4, d_model=16, d_ff=64)
+WIDE = _model(n_layer=2, d_model=128, d_ff=512)
+PAIR = (_model(n_layer=1, d_model=16), _model(n_layer=1, d_model=16, tie_embeddings=False))
+POST_DEEP, POST_96 = _model(n_layer=120, norm="post"), _model(n_layer=96, norm="post")
+SCALED = _model(n_layer=150, branch_scale="1/sqrt(2L)")
+EIGHT = _model(n_layer=8)
+FIVE, THREE = _model(n_layer=5), _model(n_layer=3)
+POST_XAVIER = _model(n_layer=24, norm="post", init="xavier")
+LNS_PAIR = (_model(n_layer=1), _model(n_layer=1, ln_scaling="1/sqrt(l)"))
+LOOPED = _model(n_layer=12, n_unique_blocks=3)
 LOOPED_N = sum(p.numel() for p in LOOPED.parameters())
 DEEP_NARROW = ModelConfig(n_layer=48, d_model=64, n_head=2, vocab_size=96, context=4096)
 CROSSING = -(-count_params(DEEP_NARROW).total // (2 * 48 * 64))
@@ -138,11 +141,11 @@ CASES = {
     "1.2": (31, {}, [31.79, 32, 381, "31"]),
     "1.3": (8 / 3, {}, [4, 8, 12.0, 2]),
     "1.4": ("width", {}, ["depth", "wider", 1]),
-    "1.6": ((_meta(n_layer=2, d_model=32), _meta(n_layer=2, d_model=64)),
+    "1.6": ((_model(n_layer=2, d_model=32), _model(n_layer=2, d_model=64)),
             {"prediction": "less than 4x"},
             [{"prediction": "exactly 4x"}, {"prediction": "4"},
-             {"answer": (_meta(n_layer=2, d_model=64), _meta(n_layer=2, d_model=32))},
-             {"answer": (_meta(n_layer=2, d_model=32), _meta(n_layer=3, d_model=64))}]),
+             {"answer": (_model(n_layer=2, d_model=64), _model(n_layer=2, d_model=32))},
+             {"answer": (_model(n_layer=2, d_model=32), _model(n_layer=3, d_model=64))}]),
     "1.5": (_non_embedding(SMALL), {"model": SMALL, "conclusion": False},
             [{"conclusion": True}, {"answer": 12 * 4 * 16 ** 2},
              {"model": WIDE, "answer": _non_embedding(WIDE), "conclusion": True},
@@ -181,23 +184,23 @@ CASES = {
     "4.5": (np.array([5.0] + [1.0] * 119), {"model": POST_DEEP,
                                             "prediction": "over 3x the median"},
             [{"prediction": "3x the median or less"}, {"model": POST_96, "answer": np.ones(96)},
-             {"answer": np.ones(50)}, {"model": _meta(n_layer=120)}, {"prediction": True}]),
+             {"answer": np.ones(50)}, {"model": _model(n_layer=120)}, {"prediction": True}]),
     "4.6": (np.array([1.0] * 24), {"model": POST_XAVIER, "conclusion": False},
-            [{"conclusion": True}, {"model": _meta(n_layer=24, norm="post", init="gpt2")},
-             {"answer": np.ones(23)}, {"model": _meta(n_layer=12, norm="post", init="xavier"),
+            [{"conclusion": True}, {"model": _model(n_layer=24, norm="post", init="gpt2")},
+             {"answer": np.ones(23)}, {"model": _model(n_layer=12, norm="post", init="xavier"),
                                        "answer": np.ones(12)}]),
     "5.1": (lambda a: round(a ** 4 / 2), {},
             [lambda a: round(a ** 4 / 8), lambda a: round(a ** 2 / 2), lambda a: a ** 4 / 2 + 1]),
     "5.2": (lambda v0, s, L: v0 + s, {},
             [lambda v0, s, L: v0 + 2 * L * s, lambda v0, s, L: v0 + 2 * L * s / math.sqrt(2 * L),
              lambda v0, s, L: s]),
-    "5.5": (np.array([1.0] * 24 + [30.0]), {"model": _meta(n_layer=24), "conclusion": False},
-            [{"conclusion": True}, {"answer": np.ones(24)}, {"model": _meta(n_layer=12),
+    "5.5": (np.array([1.0] * 24 + [30.0]), {"model": _model(n_layer=24), "conclusion": False},
+            [{"conclusion": True}, {"answer": np.ones(24)}, {"model": _model(n_layer=12),
                                                              "answer": np.ones(13)}]),
     "5.4": (np.array([1.0] * 150 + [1.4]), {"model": SCALED,
                                             "prediction": "under 2x the embedding's"},
-            [{"prediction": "2x or more"}, {"answer": np.ones(150)}, {"model": _meta(n_layer=150)},
-             {"model": _meta(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
+            [{"prediction": "2x or more"}, {"answer": np.ones(150)}, {"model": _model(n_layer=150)},
+             {"model": _model(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
     "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
             [lambda P, L: round(math.sqrt(P / L)),
              lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),

@@ -1,35 +1,20 @@
-"""Named experiments and their records (depthnotes.experiments.registry, depthnotes.experiments.records)."""
+"""Named experiments and their records (depthnotes.experiments.registry, depthnotes.experiments.records).
+
+The stored records, finding and rounding, the command. The quick variant of every experiment
+runs in ``test_records_quick_khop.py`` and ``test_records_quick_other.py`` (split for the test
+workers: ``quick_split``), with the tests that read those quick records."""
 
 import argparse
 import json
-import shutil
 
 import pytest
 
 from depthnotes.experiments.registry import EXPERIMENTS, get_experiment
 from depthnotes.experiments.spec import window_means
-from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, Record, check_current,
-                                            find_record, load_record, round_float,
-                                            round_floats, run_experiment, validate_record,
-                                            write_record)
+from depthnotes.experiments.records import (DIGITS, REPO_RECORDS, check_current, load_record,
+                                            round_float, round_floats, validate_record)
 
 STORED = sorted(REPO_RECORDS.glob("*.json"))
-
-
-@pytest.fixture(scope="module")
-def quick_records(tmp_path_factory):
-    """``quick_records(name)``: the folder holding the quick variant of experiment ``name``,
-    run and written the first time a test asks for it: each test asks only for the records it
-    reads, so that a selection (``-k``) runs only those. (pytest-xdist runs this file whole in
-    one worker, ``--dist loadfile``: nothing is shared between workers.)"""
-    out = tmp_path_factory.mktemp("quick")
-
-    def folder_with(name: str):
-        if not (out / f"{name}.quick.json").is_file():
-            write_record(run_experiment(get_experiment(name, quick=True), workers=1), out)
-        return out
-
-    return folder_with
 
 
 # -- the stored records ------------------------------------------------------------------------
@@ -62,57 +47,16 @@ def test_stored_record_matches_its_definition(path):
     check_current(load_record(path.stem, directory=path.parent))
 
 
-# -- quick variants: every experiment runs and writes a loadable, current record -------------
-@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
-def test_quick_variant_writes_a_loadable_record(quick_records, name):
-    rec = load_record(name, directory=quick_records(name), quick=True)
-    exp = get_experiment(name, quick=True)
-    assert rec.quick and rec.name == name and rec.command == exp.command
-    check_current(rec, exp)
-    assert rec.arms == [a.name for a in exp.arms] and rec.seeds == list(exp.seeds)
-    first = rec.arms[0]
-    steps, values = rec.curve(first, "train_loss", rec.seeds[0])
-    assert len(steps) == len(values) >= 1 and steps[-1] == exp.arms[0].recipe.steps
-    assert set(rec.final("steps_run")) == set(rec.arms)
-    all_steps, all_values = rec.curves(first, "train_loss")
-    assert all_steps[0] == steps and all_values[0] == values and len(all_values) == len(rec.seeds)
+def test_every_experiment_has_its_quick_run_in_one_file():
+    """The quick variants are split over two files (``quick_split``): every experiment is in
+    exactly one of them."""
+    from quick_split import KHOP, OTHER
 
-
-def test_a_changed_definition_fails_and_names_the_command(quick_records):
-    rec = load_record("budget_sweep_300_steps", directory=quick_records("budget_sweep_300_steps"),
-                      quick=True)
-    config = json.loads(json.dumps(rec.config))
-    config["arms"][0]["recipe"]["lr"] *= 2
-    stale = Record(**{**rec.__dict__, "config": config})
-    with pytest.raises(ValueError, match=r"(?s)stale.*arms\[0\]\.recipe\.lr.*"
-                                         r"`python -m depthnotes record budget_sweep_300_steps "
-                                         r"--quick`"):
-        check_current(stale)
-    full = get_experiment("budget_sweep_300_steps")
-    with pytest.raises(ValueError, match=r"`python -m depthnotes record budget_sweep_300_steps`"):
-        check_current(rec, full)                       # quick steps differ from the real ones
-
-
-def test_quick_record_is_never_written_over_the_real_one(quick_records):
-    folder = quick_records("deepnorm_1000_layers")
-    data = json.loads((folder / "deepnorm_1000_layers.quick.json").read_text())
-    with pytest.raises(ValueError, match="quick record is not written"):
-        write_record(data, REPO_RECORDS)
+    assert sorted(KHOP + OTHER) == sorted(EXPERIMENTS) and not set(KHOP) & set(OTHER)
+    assert KHOP and OTHER
 
 
 # -- finding a record from any working directory -----------------------------------------------
-def test_load_from_a_records_folder_next_to_the_working_directory(quick_records, tmp_path,
-                                                                  monkeypatch):
-    folder = tmp_path / "handout"
-    (folder / "records").mkdir(parents=True)
-    shutil.copy(quick_records("khop_depth_sweep") / "khop_depth_sweep.quick.json",
-                folder / "records")
-    monkeypatch.chdir(folder)
-    assert find_record("khop_depth_sweep", quick=True) == \
-        folder / "records" / "khop_depth_sweep.quick.json"
-    assert load_record("khop_depth_sweep", quick=True).quick
-
-
 def test_load_falls_back_to_the_repository(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                        # no records/ here
     for name in EXPERIMENTS:
@@ -129,45 +73,6 @@ def test_missing_record_names_the_command(tmp_path, monkeypatch):
         load_record("nope", directory=tmp_path)
 
 
-# -- chapter 6's sweep: the record's runs are budget_sweep's runs ------------------------------
-def test_budget_record_is_chapter_6s_sweep():
-    """Chapter 6 reads its sweep from the record and trains one shape again with
-    ``budget_sweep``; both computed here, on one machine, must agree exactly (this check used
-    to sit in chapter 6, against a stored file). The quick recipe keeps it fast; the real experiment's shapes and
-    learning rates are compared with chapter 6's settings without training."""
-    import torch
-
-    from depthnotes import ModelConfig
-    from depthnotes.training.budget import budget_sweep, lr_for_width
-    from depthnotes.data.corpus import load_corpus
-    from depthnotes.core.params import shapes_for_budget
-
-    corpus = load_corpus()
-    base = ModelConfig(n_layer=1, d_model=64, n_head=2, vocab_size=corpus.vocab_size,
-                       context=64)
-    budgets = {25_000: [1, 2, 3, 4, 6, 8], 100_000: [1, 2, 4, 8]}   # chapter 6, cell 3
-    shapes = [s for P, depths in budgets.items()
-              for s in shapes_for_budget(P, base, tolerance=0.08, d_multiple=2, n_layers=depths)]
-    real = get_experiment("budget_sweep_300_steps")
-    assert [a.model for a in real.arms] == [s.config for s in shapes]
-    assert [a.recipe.lr for a in real.arms] == [lr_for_width(3e-3, s.d_model, 64, "1/d")
-                                                for s in shapes]
-    assert real.arms[0].recipe.replace(lr=3e-3) == real.arms[0].recipe.__class__(
-        steps=300, batch_size=16, context=64, lr=3e-3, warmup_steps=20, eval_batches=8)
-
-    quick = get_experiment("budget_sweep_300_steps", quick=True)
-    record = run_experiment(quick, workers=1)
-    recipe = quick.arms[0].recipe.replace(lr=3e-3)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)                          # the thread count the record's jobs use
-    try:
-        points = budget_sweep(shapes, recipe, corpus=corpus, lr_rule="1/d", d_ref=64, seed=0)
-    finally:
-        torch.set_num_threads(before)
-    assert [r["final"]["eval_loss"] for r in record["runs"]] == \
-        [round_float(p.val_loss) for p in points]
-
-
 # -- numbers -----------------------------------------------------------------------------------
 def test_rounding_and_layout_checks():
     assert round_float(0.42342733496544616) == 0.423427 and round_float(float("nan")) is None
@@ -176,20 +81,6 @@ def test_rounding_and_layout_checks():
     with pytest.raises(TypeError, match="a record holds only"):
         round_floats({"a": object()})
     assert DIGITS == 6
-
-
-def test_validate_refuses_long_floats_and_missing_runs(quick_records):
-    quick = quick_records("deepnorm_1000_layers") / "deepnorm_1000_layers.quick.json"
-    data = json.loads(quick.read_text())
-    data["runs"][0]["final"]["eval_loss"] = 0.1234567891
-    with pytest.raises(ValueError, match="more than 6 significant digits"):
-        validate_record(data)
-    data = json.loads(quick.read_text())
-    del data["runs"][0]
-    with pytest.raises(ValueError, match="one per arm and seed"):
-        validate_record(data)
-    with pytest.raises(ValueError, match="missing keys"):
-        validate_record({"name": "x"})
 
 
 def test_window_means():
@@ -227,39 +118,6 @@ def test_command_quick_writes_elsewhere(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         _command(["nope"])
 
-
-# -- kept models (an experiment with keep_models) ------------------------------------------------
-def test_kept_models_are_the_recorded_runs(quick_records):
-    from depthnotes.experiments.records import load_model
-    from depthnotes.data.tasks import query_accuracy
-
-    folder = quick_records("khop16_models")
-    rec = load_record("khop16_models", directory=folder, quick=True)
-    assert (folder / "khop16_models.quick.models.pt").is_file()
-    assert rec.config["keep_models"] is True
-    exp = get_experiment("khop16_models", quick=True)
-    for arm in rec.arms:
-        model = load_model(rec, arm, 0)
-        acc = query_accuracy(model, exp.data, 2, exp.arms[0].recipe.eval_sequences)
-        assert acc == pytest.approx(rec.run(arm, 0)["final"]["accuracy_k2"], abs=1e-5)
-    with pytest.raises(KeyError, match="no run of arm"):
-        load_model(rec, "no such arm", 0)
-    sweep = load_record("khop16_depth_sweep", directory=quick_records("khop16_depth_sweep"),
-                        quick=True)
-    assert "keep_models" not in sweep.config
-    with pytest.raises(FileNotFoundError, match="no stored models"):
-        load_model(sweep, sweep.arms[0], 0)
-
-
-def test_kept_models_retrain_the_sweeps_seed_0_runs(quick_records):
-    """Chapter 3 reads the kept models as the sweep's seed-0 models: training is
-    deterministic, so the same arm and seed give the same results."""
-    kept = load_record("khop16_models", directory=quick_records("khop16_models"), quick=True)
-    sweep = load_record("khop16_depth_sweep", directory=quick_records("khop16_depth_sweep"),
-                        quick=True)
-    for arm in kept.arms:
-        assert kept.arm(arm) == sweep.arm(arm)
-        assert kept.run(arm, 0)["final"] == sweep.run(arm, 0)["final"]
 
 def test_a_field_added_at_its_default_does_not_make_a_record_stale():
     from depthnotes.experiments.records import ADDED_FIELDS, config_differences

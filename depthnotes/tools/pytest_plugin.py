@@ -18,18 +18,20 @@ from depthnotes.tools.status import (  # noqa: E402,F401
 from depthnotes.tools import status as _status  # noqa: E402
 
 #: Markers by where a test lives, so that a person working on the package can leave out the slow
-#: parts (``-m "not notebooks and not browser and not slow"``, README: the quick path). The
+#: parts: ``-m "not notebooks and not browser and not slow"`` (README: the quick path) runs the
+#: unit tests and the records' quick runs; add ``and not records`` to leave those out too. The
 #: README's test command and CI select nothing: they run everything.
 MARKERS = {
     "notebooks": "executes a chapter (nbval, nbgrader's autograde, the notebook checks)",
     "browser": "opens the built site or JupyterLab in Chromium",
-    "slow": "runs every record's quick variant or trains for more than a few seconds",
+    "slow": "installs the student edition into a fresh virtual environment",
+    "records": "runs the named experiments' quick variants (part of the quick path)",
 }
 _WHERE = (("notebooks/", "notebooks"), ("tests/test_notebooks.py", "notebooks"),
           ("tests/test_student.py::test_nbgrader", "notebooks"),
           ("tests/test_student.py::test_the_student_edition", "slow"),
           ("tests/test_site.py", "browser"),
-          ("tests/test_jupyterlab.py", "browser"), ("tests/test_records.py", "slow"))
+          ("tests/test_jupyterlab.py", "browser"), ("tests/test_records_quick_", "records"))
 
 
 class FileTimes:

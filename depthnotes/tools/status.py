@@ -81,19 +81,25 @@ def pytest_itemcollected(item) -> None:
 
 #: Test files that open the site or JupyterLab in a browser: run last (see below).
 LAST = ("tests/test_site.py", "tests/test_jupyterlab.py")
+#: The records' quick runs, two files of a minute or two each: first among the unit tests.
+LONG_UNITS = ("tests/test_records_quick_",)
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """The notebooks first, the browser tests last, the rest in between, each group in its
-    collected order. The browser test checks the built site, which shows the status the
-    notebooks' runs record, so it comes after them. The notebooks are the longest files, and
-    pytest-xdist hands whole files to its workers in this order, so starting with them keeps
-    both workers busy to the end (the longest jobs first) instead of leaving one notebook
-    running alone while the other worker idles."""
+    """The notebooks first, then the records' quick runs, the browser tests last, the rest in
+    between, each group in its collected order. The browser test checks the built site, which
+    shows the status the notebooks' runs record, so it comes after them. The notebooks and the
+    quick records are the longest files; pytest-xdist hands whole files to its workers in this
+    order when run with ``--no-loadscope-reorder`` (the README's quick path), so starting with
+    them keeps both workers busy to the end instead of leaving one long file running alone while
+    the other worker idles. (Without that option pytest-xdist orders the files by their number
+    of tests, and this order only breaks ties.)"""
     def group(item) -> int:
         if _notebook_of(item.nodeid):
             return 0
-        return 2 if item.nodeid.startswith(LAST) else 1
+        if item.nodeid.startswith(LONG_UNITS):
+            return 1
+        return 3 if item.nodeid.startswith(LAST) else 2
 
     items[:] = sorted(items, key=group)         # sorted() is stable: order kept within groups
 
