@@ -201,16 +201,16 @@ CASES = {
     "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
             [lambda P, L: round(math.sqrt(P / L)),
              lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
-    "6.3": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
+    "6.2": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
             [lambda losses: losses.index(min(losses)) != 0, lambda losses: True,
              lambda losses: min(losses)]),
-    "6.4": (lambda cost, limit: max(n for n, c in enumerate(cost) if c <= limit), {},
+    "6.3": (lambda cost, limit: max(n for n, c in enumerate(cost) if c <= limit), {},
             [lambda cost, limit: sum(c <= limit for c in cost),
              lambda cost, limit: len(cost) - 1, lambda cost, limit: 2.5]),
-    "6.6": ({"first": 0.5, "last": 0.02}, {"prediction": "the first block"},
+    "6.5": ({"first": 0.5, "last": 0.02}, {"prediction": "the first block"},
             [{"prediction": "the last block"}, {"answer": {"first": 0.5}},
              {"answer": {"first": 1, "last": 0}}]),
-    "6.5": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
+    "6.4": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
             {"model": EIGHT, "droppable": 2, "conclusion": True},
             [{"conclusion": False}, {"answer": np.ones(5)}, {"model": "model"}]),
     "7.2": (lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + V * d), {},
@@ -591,3 +591,32 @@ def test_a_prediction_is_recorded_once_and_read_by_the_check(capsys, predictions
         predict("1.6", "4x")
     with pytest.raises(TypeError, match="not a predict-then-run"):
         predict("1.2", 31)
+
+
+#: Chapters whose exercise ids still skip a number (an exercise was removed and the rest kept
+#: their ids); each is an expected failure until it is renumbered.
+NOT_RENUMBERED = {"04_instability": "no 4.1", "05_fixes": "no 5.3", "07_cpu_latency": "no 7.1"}
+_CALLED_ID = re.compile(r"(?<![.\w])(?:check|predict)\(\s*[\"']([^\"']+)[\"']")
+_TASK_ID = re.compile(r"\*\*Exercise (\d+\.\d+\w?)\.\*\*")
+
+
+@pytest.mark.no_edition
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=NOT_RENUMBERED[p.stem]))
+    if p.stem in NOT_RENUMBERED else p for p in CHAPTERS], ids=lambda p: p.stem)
+def test_exercises_are_numbered_in_order_without_gaps(path):
+    """A chapter's tasks are exercises N.1, N.2, ... in the order the page shows them, and
+    every check and predict cell names the exercise of the nearest task above it."""
+    from depthnotes.tools.summaries import chapter_exercises
+
+    nb = nbformat.read(path, as_version=4)
+    chapter = int(path.name[:2])
+    ids = [e["id"] for e in chapter_exercises(nb)]
+    assert ids == [f"{chapter}.{n}" for n in range(1, len(ids) + 1)], ids
+    task = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            task = (_TASK_ID.findall(cell.source) or [task])[-1]
+        elif cell.cell_type == "code":
+            for called in _CALLED_ID.findall(cell.source):
+                assert called == task, f"cell {i} checks {called} under the task of {task}"
