@@ -381,6 +381,24 @@ def test_a_wrong_answer_shows_its_message_without_a_traceback():
     assert not any("Traceback" in line or "File " in line for line in lines)
 
 
+def test_a_wrong_function_names_a_failed_case_and_what_it_returned():
+    """Which case failed, the student's value and the hint: the call of the first failed case
+    (a case from the chapter's values by their names) and what the function returned."""
+    def is_bracketed(losses):
+        return True
+
+    with pytest.raises(ExerciseError) as e:
+        check("6.2", is_bracketed)
+    what, _, hint = str(e.value).partition("\nHint: ")
+    assert re.fullmatch(r"Exercise 6\.2: it returns a wrong value for \d of 6 test cases: "
+                        r"is_bracketed\(\[[\d., ]+\]\) returned True\.", what), what
+    with pytest.raises(ExerciseError, match=r"<lambda>\(\[.*\], [\d.]+\) returned 7\."):
+        check("6.3", lambda cost, limit: 7)
+    with pytest.raises(ExerciseError) as e:      # right on the hidden cases, wrong on the chapter's
+        check("4.3", _entropy, corpus=CORPUS, baseline=BASELINE + 1)
+    assert "_entropy(corpus.train, corpus.vocab_size) returned" in str(e.value)
+
+
 def test_the_check_names_what_it_needs():
     with pytest.raises(TypeError, match="corpus"):
         check("4.3", lambda ids, V: 0.0)
