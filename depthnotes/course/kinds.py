@@ -242,9 +242,9 @@ def _call_shown(fn, args, names, got) -> str:
     short.maxstring = short.maxother = 40
     short.maxlist = short.maxtuple = 6
     shown = names if names is not None else [short.repr(a) for a in args]
-    number = _as_number(got)
-    value = got if number is None else (int(number) if float(number).is_integer()
-                                        and not isinstance(got, float) else number)
+    number = _as_number(got)             # a numpy or torch scalar as a plain number
+    integral = isinstance(got, int) or "int" in str(getattr(got, "dtype", ""))
+    value = got if number is None else (int(number) if integral else number)
     return (f"{getattr(fn, '__name__', 'your function')}({', '.join(shown)}) returned "
             f"{short.repr(value)}")
 
