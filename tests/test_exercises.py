@@ -173,19 +173,19 @@ CASES = {
              {"answer": (FIVE, 27)}]),
     "3.5": ((THREE, 1.0), {"k": 2, "conclusion": True},
             [{"conclusion": False}, {"k": 3}, {"k": 1}, {"answer": (THREE, "1.0")}]),
-    "4.2": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
+    "4.1": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,
              lambda v0, s, L1, L2: math.sqrt((v0 + L2 * s) / (v0 + L1 * s)),
              lambda v0, s, L1, L2: (v0 + L1 * s) / (v0 + L2 * s)]),
-    "4.3": (_entropy, {"corpus": CORPUS, "baseline": BASELINE},
+    "4.2": (_entropy, {"corpus": CORPUS, "baseline": BASELINE},
             [lambda ids, V: _entropy(ids, V) / math.log(2), lambda ids, V: math.log(V),
              lambda ids, V: 1 / 0]),
-    "4.4": ("stalled", {}, ["trained", "slow", "diverged", "fine"]),
-    "4.5": (np.array([5.0] + [1.0] * 119), {"model": POST_DEEP,
+    "4.3": ("stalled", {}, ["trained", "slow", "diverged", "fine"]),
+    "4.4": (np.array([5.0] + [1.0] * 119), {"model": POST_DEEP,
                                             "prediction": "over 3x the median"},
             [{"prediction": "3x the median or less"}, {"model": POST_96, "answer": np.ones(96)},
              {"answer": np.ones(50)}, {"model": _model(n_layer=120)}, {"prediction": True}]),
-    "4.6": (np.array([1.0] * 24), {"model": POST_XAVIER, "conclusion": False},
+    "4.5": (np.array([1.0] * 24), {"model": POST_XAVIER, "conclusion": False},
             [{"conclusion": True}, {"model": _model(n_layer=24, norm="post", init="gpt2")},
              {"answer": np.ones(23)}, {"model": _model(n_layer=12, norm="post", init="xavier"),
                                        "answer": np.ones(12)}]),
@@ -194,44 +194,44 @@ CASES = {
     "5.2": (lambda v0, s, L: v0 + s, {},
             [lambda v0, s, L: v0 + 2 * L * s, lambda v0, s, L: v0 + 2 * L * s / math.sqrt(2 * L),
              lambda v0, s, L: s]),
-    "5.5": (np.array([1.0] * 24 + [30.0]), {"model": _model(n_layer=24), "conclusion": False},
+    "5.4": (np.array([1.0] * 24 + [30.0]), {"model": _model(n_layer=24), "conclusion": False},
             [{"conclusion": True}, {"answer": np.ones(24)}, {"model": _model(n_layer=12),
                                                              "answer": np.ones(13)}]),
-    "5.4": (np.array([1.0] * 150 + [1.4]), {"model": SCALED,
+    "5.3": (np.array([1.0] * 150 + [1.4]), {"model": SCALED,
                                             "prediction": "under 2x the embedding's"},
             [{"prediction": "2x or more"}, {"answer": np.ones(150)}, {"model": _model(n_layer=150)},
              {"model": _model(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
     "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
             [lambda P, L: round(math.sqrt(P / L)),
              lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
-    "6.3": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
+    "6.2": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
             [lambda losses: losses.index(min(losses)) != 0, lambda losses: True,
              lambda losses: min(losses)]),
-    "6.4": (lambda cost, limit: max(n for n, c in enumerate(cost) if c <= limit), {},
+    "6.3": (lambda cost, limit: max(n for n, c in enumerate(cost) if c <= limit), {},
             [lambda cost, limit: sum(c <= limit for c in cost),
              lambda cost, limit: len(cost) - 1, lambda cost, limit: 2.5]),
-    "6.6": ({"first": 0.5, "last": 0.02}, {"prediction": "the first block"},
+    "6.5": ({"first": 0.5, "last": 0.02}, {"prediction": "the first block"},
             [{"prediction": "the last block"}, {"answer": {"first": 0.5}},
              {"answer": {"first": 1, "last": 0}}]),
-    "6.5": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
+    "6.4": (np.array([2.0, 2.05, 2.08, 2.3, 2.4, 2.5, 2.6, 2.7]),
             {"model": EIGHT, "droppable": 2, "conclusion": True},
             [{"conclusion": False}, {"answer": np.ones(5)}, {"model": "model"}]),
-    "7.2": (lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + V * d), {},
+    "7.1": (lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + V * d), {},
             [lambda L, d, V: L * (12 * d * d + 13 * d) + 4 * d + V * d,
              lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + 2 * V * d - d),
              lambda L, d, V: 4 * L * 12 * d * d]),
-    "7.3": (lambda b, gbs: b / gbs / 1e6, {},
+    "7.2": (lambda b, gbs: b / gbs / 1e6, {},
             [lambda b, gbs: b / gbs, lambda b, gbs: b / gbs / 1e9, lambda b, gbs: 40.0]),
-    "7.4": (lambda h, fit, L: h / (fit.intercept + fit.slope * L), {},
+    "7.3": (lambda h, fit, L: h / (fit.intercept + fit.slope * L), {},
             [lambda h, fit, L: h / (h + fit.predict(L)), lambda h, fit, L: h / (L * fit.slope),
              lambda h, fit, L: 0.5]),
     # (2.2 - 1.0) / (24 - 12) = 0.1 ms per block < 0.5 * 0.4: conclusion True
-    "7.5": ((_timing(12, 1.0), _timing(24, 2.2)), {"fit": LFIT, "conclusion": True},
+    "7.4": ((_timing(12, 1.0), _timing(24, 2.2)), {"fit": LFIT, "conclusion": True},
             [{"conclusion": False}, {"answer": (_timing(24, 2.2), _timing(12, 1.0))},
              {"answer": (_timing(12, 1.0, 512), _timing(24, 2.2, 512))},
              {"answer": (_timing(12, 1.0, weight_bytes=0), _timing(24, 2.2))},
              {"answer": _timing(12, 1.0)}]),
-    "7.6": ((_timing(12, 1.0), _timing(12, 1.1, prompt=512)),
+    "7.5": ((_timing(12, 1.0), _timing(12, 1.1, prompt=512)),
             {"prediction": "within 25 % of the short prompt"},
             [{"prediction": "more than 25 % slower"},
              {"answer": (_timing(12, 1.0), _timing(12, 1.1, prompt=16))},
@@ -384,9 +384,27 @@ def test_a_wrong_answer_shows_its_message_without_a_traceback():
     assert not any("Traceback" in line or "File " in line for line in lines)
 
 
+def test_a_wrong_function_names_a_failed_case_and_what_it_returned():
+    """Which case failed, the student's value and the hint: the call of the first failed case
+    (a case from the chapter's values by their names) and what the function returned."""
+    def is_bracketed(losses):
+        return True
+
+    with pytest.raises(ExerciseError) as e:
+        check("6.2", is_bracketed)
+    what, _, hint = str(e.value).partition("\nHint: ")
+    assert re.fullmatch(r"Exercise 6\.2: it returns a wrong value for \d of 6 test cases: "
+                        r"is_bracketed\(\[[\d., ]+\]\) returned True\.", what), what
+    with pytest.raises(ExerciseError, match=r"<lambda>\(\[.*\], [\d.]+\) returned 7\."):
+        check("6.3", lambda cost, limit: 7)
+    with pytest.raises(ExerciseError) as e:      # right on the hidden cases, wrong on the chapter's
+        check("4.2", _entropy, corpus=CORPUS, baseline=BASELINE + 1)
+    assert "_entropy(corpus.train, corpus.vocab_size) returned" in str(e.value)
+
+
 def test_the_check_names_what_it_needs():
     with pytest.raises(TypeError, match="corpus"):
-        check("4.3", lambda ids, V: 0.0)
+        check("4.2", lambda ids, V: 0.0)
     with pytest.raises(TypeError, match="unexpected"):
         check("1.2", 31, fit=FIT)
     with pytest.raises(KeyError, match="no exercise '9.9'"):
@@ -435,10 +453,10 @@ COINCIDENCES = {
 }
 
 
-#: Choices whose options are the chapter's own vocabulary (4.4: trained, slow, stalled,
+#: Choices whose options are the chapter's own vocabulary (4.3: trained, slow, stalled,
 #: diverged are chapter 4's outcome words, in its code and prose throughout): a quoted option
 #: there says nothing about which one answers the exercise.
-VOCABULARY_CHOICES = {"4.4"}
+VOCABULARY_CHOICES = {"4.3"}
 
 
 def _leaks(text: str, expected) -> bool:
@@ -594,3 +612,27 @@ def test_a_prediction_is_recorded_once_and_read_by_the_check(capsys, predictions
         predict("1.6", "4x")
     with pytest.raises(TypeError, match="not a predict-then-run"):
         predict("1.2", 31)
+
+
+_CALLED_ID = re.compile(r"(?<![.\w])(?:check|predict)\(\s*[\"']([^\"']+)[\"']")
+_TASK_ID = re.compile(r"\*\*Exercise (\d+\.\d+\w?)\.\*\*")
+
+
+@pytest.mark.no_edition
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_exercises_are_numbered_in_order_without_gaps(path):
+    """A chapter's tasks are exercises N.1, N.2, ... in the order the page shows them, and
+    every check and predict cell names the exercise of the nearest task above it."""
+    from depthnotes.tools.summaries import chapter_exercises
+
+    nb = nbformat.read(path, as_version=4)
+    chapter = int(path.name[:2])
+    ids = [e["id"] for e in chapter_exercises(nb)]
+    assert ids == [f"{chapter}.{n}" for n in range(1, len(ids) + 1)], ids
+    task = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            task = (_TASK_ID.findall(cell.source) or [task])[-1]
+        elif cell.cell_type == "code":
+            for called in _CALLED_ID.findall(cell.source):
+                assert called == task, f"cell {i} checks {called} under the task of {task}"

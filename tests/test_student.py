@@ -125,6 +125,25 @@ def test_nbgrader_version_marks_solution_and_test_cells(tmp_path):
     assert grader["grade"] is True and grader["locked"] is True and grader["points"] == 1
 
 
+def test_written_answers_become_manually_graded_cells():
+    """Each chapter's written answer becomes nbgrader's manually graded answer cell (graded,
+    a solution, not locked), worth its rubric's points: one per rubric item, as the
+    instructor's notes count them. (Checked on the metadata, without nbgrader installed.)"""
+    from depthnotes.course.answers import WRITTEN
+    from depthnotes.tools.student import find_written, nbgrader_notebook
+
+    asked = set()
+    for path in CHAPTERS:
+        nb = nbgrader_notebook(nbformat.read(path, as_version=4), path.stem)
+        for i in find_written(nb):
+            [ex] = re.findall(r"\*\*Exercise (\d+\.\d+\w?)\.\*\*", nb.cells[i - 1].source)
+            meta = nb.cells[i].metadata["nbgrader"]
+            assert meta["grade"] and meta["solution"] and not meta["locked"], (path.name, ex)
+            assert meta["points"] == WRITTEN[ex].points == len(WRITTEN[ex].rubric), ex
+            asked.add(ex)
+    assert asked == set(WRITTEN)
+
+
 # ---------------------------------------------------------------- the chapters
 
 def test_the_book_has_chapters_to_check():
@@ -360,7 +379,6 @@ def test_the_student_edition_holds_no_answer(tmp_path):
     with its hashes and the hidden cases' questions removed (tests/test_exercises.py), as are
     the hidden cases' outputs; choices are words listed with all their alternatives."""
     import subprocess
-    import sys
     import venv
 
     from depthnotes.course.answers import ANSWERS
@@ -395,8 +413,17 @@ def test_the_student_edition_holds_no_answer(tmp_path):
             if hits:
                 problems.append(f"exercise {ex}: {hits[:3]} in {path.relative_to(tmp_path)}")
     assert not problems, "\n".join(problems)
-    # the installed edition's checks still work, on its sealed table (no torch needed here)
-    assert sys.version_info >= (3, 11)
+    # the installed table judges as the plain answers do (read by this interpreter: the clean
+    # venv has no torch, which depthnotes.course.check imports)
+    from depthnotes.course import sealed
+    from depthnotes.course.kinds import ExerciseError
+
+    table = sealed.load(installed / "course" / "sealed.json")
+    assert set(table) == set(ANSWERS)
+    right = ANSWERS["1.2"].expected()
+    table["1.2"].run("1.2", right, {})
+    with pytest.raises(ExerciseError, match="round down"):       # a known mistake's hint
+        table["1.2"].run("1.2", right + 1, {})
 
 
 # ---------------------------------------------------------------- nbgrader (instructor extra)

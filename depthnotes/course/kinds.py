@@ -233,6 +233,22 @@ class Number(_Spec):
         return f"a number, to {self.digits} significant digits"
 
 
+def _call_shown(fn, args, names, got) -> str:
+    """A failed case in a line: the call (a case built from the chapter's values by the names
+    of those values) and what the student's function returned, shortened to fit."""
+    import reprlib
+
+    short = reprlib.Repr()             # (keyword arguments only from Python 3.12)
+    short.maxstring = short.maxother = 40
+    short.maxlist = short.maxtuple = 6
+    shown = names if names is not None else [short.repr(a) for a in args]
+    number = _as_number(got)             # a numpy or torch scalar as a plain number
+    integral = isinstance(got, int) or "int" in str(getattr(got, "dtype", ""))
+    value = got if number is None else (int(number) if integral else number)
+    return (f"{getattr(fn, '__name__', 'your function')}({', '.join(shown)}) returned "
+            f"{short.repr(value)}")
+
+
 @dataclass(frozen=True)
 class GivenCase:
     """A case of a :class:`Function` built from the chapter's values: the arguments and the
@@ -288,12 +304,12 @@ class Function(_Spec):
             fail(exercise, f"expected a function, got {type(answer).__name__}.", self.idea)
         table, p = self.table(), self._precision()
         plain = Table(None)
-        cases = [(args, forms, table) for args, forms in table.cases]
+        cases = [(args, forms, table, None) for args, forms in table.cases]
         for case in self.given_cases:
             args, out = case.resolve(given)
-            cases.append((args, frozenset(keys(out, p)), plain))
-        got_keys, wrong = [], 0
-        for args, forms, where in cases:
+            cases.append((args, frozenset(keys(out, p)), plain, case.args))
+        got_keys, wrong, example = [], 0, ""
+        for args, forms, where, names in cases:
             try:
                 got = answer(*args)
             except NotImplementedError:
@@ -306,14 +322,16 @@ class Function(_Spec):
                 fail(exercise, f"it returned {type(got).__name__} {got!r}, not a number.",
                      self.idea)
             got_keys.append(keys(got, p))
-            wrong += not where.hit(got_keys[-1], forms)
+            if not where.hit(got_keys[-1], forms):
+                wrong += 1
+                example = example or _call_shown(answer, args, names, got)
         if not wrong:
             return _passed(exercise, f"({len(cases)} cases checked)")
         for m, per_case in zip(self.mistakes, table.mistakes):
             if all(table.hit(k, forms) for k, forms in zip(got_keys, per_case)):
-                fail(exercise, "it returns wrong values.", m.hint)
-        fail(exercise, f"it returns a wrong value for {wrong} of {len(cases)} test cases.",
-             self.idea)
+                fail(exercise, f"it returns wrong values: {example}.", m.hint)
+        fail(exercise, f"it returns a wrong value for {wrong} of {len(cases)} test cases: "
+                       f"{example}.", self.idea)
 
     def describe(self):
         return "your function, called on hidden cases"

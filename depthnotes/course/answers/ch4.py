@@ -17,7 +17,7 @@ def _tensor(values):
 
 
 EXERCISES = {
-    "4.2": Function(
+    "4.1": Function(
         cases=lambda: [((0.0, 1.0, 10, 100), 10.0), ((1.0, 1.0, 10, 100), 101 / 11),
                          ((0.5, 0.1, 4, 8), 1.3 / 0.9)],
         idea="Independent contributions add their variances: write the variance after L "
@@ -28,7 +28,7 @@ EXERCISES = {
             Mistake(lambda v0, s, L1, L2: math.sqrt((v0 + L2 * s) / (v0 + L1 * s)),
                     "The task asks for the ratio of variances, not of standard deviations."),
         )),
-    "4.3": Function(
+    "4.2": Function(
         needs=("corpus", "baseline"),
         cases=lambda: [((_tensor([0, 1, 0, 1]), 4), math.log(2)),
                        ((_tensor([3, 3, 3]), 5), 0.0),
@@ -43,7 +43,7 @@ EXERCISES = {
                     "Weight each id by how often it occurs; the result is not the same for "
                     "every text."),
         )),
-    "4.4": Choice(
+    "4.3": Choice(
         options=("trained", "slow", "stalled", "diverged"),
         expected=lambda: run_status(3.12, False, -0.02, 3.25, MARGIN, FLAT_SLOPE),
         idea="A run that did not train is told apart by how its training loss ends: flat, or "
@@ -59,7 +59,7 @@ EXERCISES = {
 }
 
 WRITTEN = {
-    "4.7": Written(
+    "4.6": Written(
         model="The branch of every pre-norm block reads a normalised copy of the stream, so at "
               "initialisation it writes an output of about the same variance s whatever the "
               "depth, nearly independent of the stream it is added to. Variances of independent "
@@ -76,9 +76,9 @@ WRITTEN = {
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
 SUBQUESTIONS = {
-    "4.2": "When v0 is much smaller than L1·s the ratio tends to L2 / L1: the variance grows "
+    "4.1": "When v0 is much smaller than L1·s the ratio tends to L2 / L1: the variance grows "
            "in proportion to depth.",
-    "4.6": "The ratio depends on the run; the solution cell prints it for Xavier at 48 blocks. "
+    "4.5": "The ratio depends on the run; the solution cell prints it for Xavier at 48 blocks. "
            "Compare with the chapter's N(0, 0.02²) stack at 96 blocks (check C8a) and ask "
            "which init starts the blocks closer to the identity (at d = 64 Xavier's std is "
            "several times 0.02).",

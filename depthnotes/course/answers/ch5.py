@@ -35,7 +35,7 @@ EXERCISES = {
 }
 
 WRITTEN = {
-    "5.6": Written(
+    "5.5": Written(
         model="With every one of the 2L branches multiplied by c = 1/sqrt(2L), each adds "
               "c²·s = s/(2L) to the variance, and the 2L of them add s in all: v0 + s at any "
               "depth, where the unscaled stack has v0 + 2L·s. The network starts near the "
@@ -50,7 +50,7 @@ WRITTEN = {
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
 SUBQUESTIONS = {
-    "5.5": "What bounds the growth is a factor of about 1/sqrt(2L) on what each branch "
+    "5.4": "What bounds the growth is a factor of about 1/sqrt(2L) on what each branch "
            "writes, whether as a multiplier (branch_scale) or in the init of the output "
            "projections (init='gpt2'); with neither (branch_scale=1, init='normal') the "
            "variance grows linearly with depth, as in chapter 4.",

@@ -9,7 +9,7 @@ from depthnotes.course.kinds import Written, Function, Mistake
 
 
 def _largest_within(cost, limit) -> int:
-    """Exercise 6.4: the largest n whose loss increase ``cost[n]`` is within ``limit``."""
+    """Exercise 6.3: the largest n whose loss increase ``cost[n]`` is within ``limit``."""
     return max(n for n, c in enumerate(cost) if c <= limit)
 
 
@@ -24,7 +24,7 @@ EXERCISES = {
             Mistake(lambda P, L: math.floor(math.sqrt(P / (12 * L))),
                     "Round to the nearest integer, not down."),
         )),
-    "6.3": Function(
+    "6.2": Function(
         cases=lambda: [(([2.1, 1.9, 2.0],), True), (([1.8, 1.9, 2.0],), False),
                        (([2.3, 2.2, 2.1],), False), (([2.4, 2.0, 2.2, 2.5, 2.6],), True),
                        (([3.0, 2.6, 2.5, 2.45, 2.9],), True), (([2.0],), False)],
@@ -38,7 +38,7 @@ EXERCISES = {
                     "A best rate at the bottom of the grid is at an edge too: a lower rate "
                     "might do better."),
         )),
-    "6.4": Function(
+    "6.3": Function(
         cases=lambda: [(([0.0, 0.02, 0.05, 0.08, 0.3, 0.5], 0.1), 3),
                        (([0.0, 0.4, 0.5], 0.3), 0), (([0.0, 0.01, 0.02, 0.03], 0.05), 3),
                        (([0.0, 0.2, 0.1, 0.6], 0.25), 2)],
@@ -55,7 +55,7 @@ EXERCISES = {
 }
 
 WRITTEN = {
-    "6.7": Written(
+    "6.6": Written(
         model="The seed-to-seed spread of a trained shape's validation loss is of the same "
               "size as the differences between neighbouring shapes in the basin, so with one "
               "seed the lowest loss is partly chance: another seed can crown another shape. To "
@@ -71,7 +71,7 @@ WRITTEN = {
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
 SUBQUESTIONS = {
-    "6.4": "It depends on the record the chapter loads: largest_within(drop_cost.mean(axis=0), "
+    "6.3": "It depends on the record the chapter loads: largest_within(drop_cost.mean(axis=0), "
            "0.3) in the chapter gives n, the number of the last blocks that can go within "
            "0.3 nats.",
 }

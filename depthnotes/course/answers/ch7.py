@@ -15,7 +15,7 @@ def _decode_bytes(L: int, d: int, V: int) -> int:
 
 
 EXERCISES = {
-    "7.2": Function(
+    "7.1": Function(
         cases=lambda: [((L, d, V), _decode_bytes(L, d, V))
                          for L, d, V in ((1, 64, 256), (12, 768, 50257), (48, 512, 96))],
         idea="List what one decode step reads — every block's weights, biases and norms, the "
@@ -28,7 +28,7 @@ EXERCISES = {
                     "A decode step reads one row of the token table, not all of it (the tied "
                     "head reads the whole matrix once)."),
         )),
-    "7.3": Function(
+    "7.2": Function(
         cases=lambda: [((_decode_bytes(24, 1024, 50257), 20.0), _decode_bytes(24, 1024, 50257)
                         / 20e9 * 1e3), ((4e9, 8.0), 500.0), ((1e6, 25.0), 0.04)],
         idea="The lower bound is the bytes read per token divided by the rate at which "
@@ -39,7 +39,7 @@ EXERCISES = {
             Mistake(lambda b, gbs: b / 4 / (gbs * 1e9) * 1e3,
                     "The argument is bytes already: do not divide by 4 again."),
         )),
-    "7.4": Function(
+    "7.3": Function(
         cases=lambda: [((2.0, LinearFit(slope=0.4, intercept=2.5, r2=1.0), 6), 2.0 / 4.9),
                        ((1.0, LinearFit(slope=0.1, intercept=1.5, r2=1.0), 12), 1.0 / 2.7),
                        ((0.5, LinearFit(slope=1.0, intercept=0.6, r2=1.0), 2), 0.5 / 2.6)],
@@ -55,7 +55,7 @@ EXERCISES = {
 }
 
 WRITTEN = {
-    "7.7": Written(
+    "7.6": Written(
         model="At batch 1 a decode step is memory-bound: every block's weights (about "
               "12d² numbers) are streamed from memory once per token, and the blocks run one "
               "after another, so the time per token is a fixed part (embedding, head, final "
@@ -73,11 +73,11 @@ WRITTEN = {
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
 SUBQUESTIONS = {
-    "7.3": f"GPT-2 medium reads {_decode_bytes(24, 1024, 50257) / 1e9:.2f} GB of fp32 weights "
+    "7.2": f"GPT-2 medium reads {_decode_bytes(24, 1024, 50257) / 1e9:.2f} GB of fp32 weights "
            "per token, so at 20 GB/s it cannot decode faster than "
            f"{_decode_bytes(24, 1024, 50257) / 20e9 * 1e3:.0f} ms per token; with this "
            "machine's measured bandwidth, bound_ms(decode_weight_bytes(...), bandwidth).",
-    "7.4": "head_fraction(head_big.median, fit_big, 6) depends on the machine; the chapter's "
+    "7.3": "head_fraction(head_big.median, fit_big, 6) depends on the machine; the chapter's "
            "summary gives the head's cost in blocks of width 512 on the machine that built "
            "the site.",
 }

@@ -6,7 +6,7 @@ from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import profile_problem
 
 
-def _verify_4_5(grads, given):
+def _verify_4_4(grads, given):
     problem = profile_problem(grads, given["model"], 0, norm="post")
     if problem:
         return problem
@@ -28,7 +28,7 @@ def _stands_out_word(grads, given):
     return STANDS_OUT[0] if _first_block_stands_out(grads, given) else STANDS_OUT[1]
 
 
-def _verify_4_6(grads, given):
+def _verify_4_5(grads, given):
     problem = profile_problem(grads, given["model"], 0, norm="post")
     if problem:
         return problem
@@ -40,14 +40,14 @@ def _verify_4_6(grads, given):
 
 
 RUNS = {
-    "4.5": Predict(
+    "4.4": Predict(
         needs=("model", "prediction"), answers=("model", "prediction"),
-        verify=_verify_4_5, outcome=_stands_out_word, options=STANDS_OUT,
+        verify=_verify_4_4, outcome=_stands_out_word, options=STANDS_OUT,
         idea="Build thin(L, norm='post') with your L and measure grad_norm_by_layer on the "
              "chapter's probe batch (x32, y32), as the chapter did for L = 96."),
-    "4.6": Experiment(
+    "4.5": Experiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
-        verify=_verify_4_6, outcome=_first_block_stands_out, options=(True, False),
+        verify=_verify_4_5, outcome=_first_block_stands_out, options=(True, False),
         idea="Build thin(L, norm='post', init=...) with the init and depth you chose and "
              "measure grad_norm_by_layer on x32, y32.",
         read="Divide your block 1's gradient norm by the median of the other blocks': is it "

@@ -6,7 +6,7 @@ from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import profile_problem
 
 
-def _verify_5_4(profile, given):
+def _verify_5_3(profile, given):
     problem = profile_problem(profile, given["model"], 1, norm="pre",
                               branch_scale="1/sqrt(2L)")
     if problem:
@@ -19,7 +19,7 @@ def _verify_5_4(profile, given):
 BOUNDED = ("under 2x the embedding's", "2x or more")
 
 
-def _verify_5_5(profile, given):
+def _verify_5_4(profile, given):
     problem = profile_problem(profile, given["model"], 1, norm="pre")
     if problem:
         return problem
@@ -29,17 +29,17 @@ def _verify_5_5(profile, given):
 
 
 RUNS = {
-    "5.4": Predict(
+    "5.3": Predict(
         needs=("model", "prediction"), answers=("model", "prediction"),
-        verify=_verify_5_4,
+        verify=_verify_5_3,
         outcome=lambda v, g: BOUNDED[0] if v[-1] / v[0] < 2 else BOUNDED[1],
         options=BOUNDED,
         idea="Build thin(L, 'pre', branch_scale='1/sqrt(2L)') with your L and measure "
              "residual_variance_by_layer on probe_x, as the chapter did for 100 blocks.",
     ),
-    "5.5": Experiment(
+    "5.4": Experiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
-        verify=_verify_5_5, outcome=lambda v, g: bool(v[-1] / v[0] < 2),
+        verify=_verify_5_4, outcome=lambda v, g: bool(v[-1] / v[0] < 2),
         options=(True, False),
         idea="Build thin(L, 'pre', branch_scale=..., init=...) with your choices and measure "
              "residual_variance_by_layer on probe_x.",

@@ -6,7 +6,7 @@ from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import model_problem
 
 
-def _verify_6_5(losses, given):
+def _verify_6_4(losses, given):
     problem = model_problem(given["model"])
     if problem:
         return problem
@@ -24,7 +24,7 @@ def _same_droppable(losses, given):
 COSTLIER = ("the first block", "the last block", "within 10 % of each other")
 
 
-def _verify_6_6(costs, given):
+def _verify_6_5(costs, given):
     if not (isinstance(costs, dict) and set(costs) == {"first", "last"}):
         return "pass a dict {'first': loss increase, 'last': loss increase}."
     if not all(isinstance(v, float) for v in costs.values()):
@@ -40,15 +40,15 @@ def _costlier(costs, given):
 
 
 RUNS = {
-    "6.5": Experiment(
-        needs=("model", "droppable", "conclusion"), verify=_verify_6_5,
+    "6.4": Experiment(
+        needs=("model", "droppable", "conclusion"), verify=_verify_6_4,
         outcome=_same_droppable, options=(True, False),
         idea="Draw a new probe batch with another seed and call drop_last_losses(model, x, y) "
              "on the chapter's model; entry 0 is the full model's loss.",
         read="Count the n >= 1 whose loss is within 5 % of your batch's full loss, and "
              "compare that count with the chapter's `droppable`."),
-    "6.6": Predict(
-        needs=("prediction",), verify=_verify_6_6, outcome=_costlier, options=COSTLIER,
+    "6.5": Predict(
+        needs=("prediction",), verify=_verify_6_5, outcome=_costlier, options=COSTLIER,
         idea="model(x, y, skip=[b])[1] is the loss with block b left out; subtract the full "
              "model's loss model(x, y)[1], once for the first block and once for the last."),
 }

@@ -6,7 +6,7 @@ from depthnotes.course.kinds import Experiment, Predict
 from depthnotes.course.runs._common import is_instance
 
 
-def _verify_7_5(timings, given):
+def _verify_7_4(timings, given):
     from depthnotes.bench.latency import cache_regime, last_level_cache
 
     if not (isinstance(timings, tuple) and len(timings) == 2):
@@ -38,7 +38,7 @@ def _under_half_a_block(timings, given):
 LONGER = ("within 25 % of the short prompt", "more than 25 % slower")
 
 
-def _verify_7_6(timings, given):
+def _verify_7_5(timings, given):
     if not (isinstance(timings, tuple) and len(timings) == 2):
         return "pass the two timings as a pair: (short prompt, long prompt)."
     for t in timings:
@@ -58,15 +58,15 @@ def _longer(timings, given):
 
 
 RUNS = {
-    "7.5": Experiment(
-        needs=("fit", "conclusion"), verify=_verify_7_5, outcome=_under_half_a_block,
+    "7.4": Experiment(
+        needs=("fit", "conclusion"), verify=_verify_7_4, outcome=_under_half_a_block,
         options=(True, False),
         idea="Time two memory-resident depths of a narrower width with measure_latency (the "
              "smallest is first_memory_depth(config, cache)); the difference divided by the "
              "difference in depth is the time of one block at that width.",
         read="Compare your time per block with half of fit.slope, the time per block at d = 512."),
-    "7.6": Predict(
-        needs=("prediction",), verify=_verify_7_6, outcome=_longer, options=LONGER,
+    "7.5": Predict(
+        needs=("prediction",), verify=_verify_7_5, outcome=_longer, options=LONGER,
         idea="measure_latency(config, prompt_len=P, **rest) for a short and a long P; compare "
              "the two ms_per_token (the cached decode steps after each prompt)."),
 }
