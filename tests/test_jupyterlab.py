@@ -35,6 +35,7 @@ Skipped with the reason when Chromium or ``jupyterlab-myst`` is missing, except 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -185,28 +186,36 @@ def _offline_page(browser):
     return page
 
 
-def test_jupyterlab_shows_the_prose_numbers(jupyterlab):
-    base, token, name = jupyterlab[:3]
-    quoted = _quoted_numbers(CHAPTER)
-    assert len(quoted) >= 20, "chapter 2 should quote its numbers with {eval}"
+@contextlib.contextmanager
+def _lab_page(url: str):
+    """Chromium on ``url`` (a JupyterLab page) with the network off 127.0.0.1 cut; the browser
+    is closed after the block, whatever happens in it."""
     with _sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                     args=CHROMIUM_FLAGS)
         try:
             page = _offline_page(browser)
-            page.goto(f"{base}/lab/tree/{name}?token={token}")
-            page.wait_for_selector(RENDERED)
-            # the last quoted number rendered: the markdown pass has reached the end
-            page.wait_for_function(
-                "t => document.querySelector('.jp-Notebook').textContent.includes(t)",
-                arg=list(quoted.values())[-1])
-            prose = page.evaluate(_PROSE_JS, RENDERED)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.locator(RENDERED).filter(has_text="The sizes in the paper").first\
-                .scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / f"jupyterlab_{CHAPTER.stem}.png"))
+            page.goto(url)
+            yield page
         finally:
             browser.close()
+
+
+def test_jupyterlab_shows_the_prose_numbers(jupyterlab):
+    base, token, name = jupyterlab[:3]
+    quoted = _quoted_numbers(CHAPTER)
+    assert len(quoted) >= 20, "chapter 2 should quote its numbers with {eval}"
+    with _lab_page(f"{base}/lab/tree/{name}?token={token}") as page:
+        page.wait_for_selector(RENDERED)
+        # the last quoted number rendered: the markdown pass has reached the end
+        page.wait_for_function(
+            "t => document.querySelector('.jp-Notebook').textContent.includes(t)",
+            arg=list(quoted.values())[-1])
+        prose = page.evaluate(_PROSE_JS, RENDERED)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator(RENDERED).filter(has_text="The sizes in the paper").first\
+            .scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"jupyterlab_{CHAPTER.stem}.png"))
     missing = {e: t for e, t in quoted.items() if t not in prose}
     assert not missing, f"numbers the site shows but JupyterLab does not: {missing}"
     raw = [r for r in RAW_MYST if r in prose]
@@ -293,63 +302,56 @@ def test_jupyterlab_runs_an_explorer_as_a_live_widget(jupyterlab):
           and EXPLORER_CELL in "".join(c["source"])]
     assert len(at) == 1, f"one cell of {path} runs the explorer"
     at = at[0]
-    with _sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                    args=CHROMIUM_FLAGS)
+    with _lab_page(f"{base}/lab/tree/{path}?token={token}") as page:
+        # JupyterLab starts the notebook's kernel itself; wait until it is connected and
+        # idle (under load this took 25 s and more)
         try:
-            page = _offline_page(browser)
-            page.goto(f"{base}/lab/tree/{path}?token={token}")
-            # JupyterLab starts the notebook's kernel itself; wait until it is connected and
-            # idle (under load this took 25 s and more)
-            try:
-                page.wait_for_function(_READY_JS, arg=path, timeout=180_000, polling=500)
-            except Exception:
-                pytest.fail("the notebook's kernel was not connected and idle within 180 s\n"
-                            + _why_not_run(page, server, tmp_path, path, at))
-            source = page.evaluate(_RUN_JS, [path, at])
-            assert EXPLORER_CELL in source, f"cell {at} is not the explorer's: {source!r}"
-            # its first run draws every frame (about 20 s alone, on one thread); the
-            # command's promise settles when the kernel replies
-            try:
-                page.wait_for_function(
-                    "() => window.__dnRun !== null", timeout=300_000, polling=1000)
-            except Exception:
-                SHOTS.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SHOTS / f"jupyterlab_explorer_{EXPLORER_CHAPTER.stem}"
-                                                 "_failed.png"))
-                pytest.fail("the explorer's cell did not finish within 300 s\n"
-                            + _why_not_run(page, server, tmp_path, path, at))
-            state = page.evaluate(_STATE_JS, [path, at])
-            assert state["run"] == "ok true" and state["count"] == 1, \
-                f"the cell ran once, without error: {state}"
-            cell = page.locator(".jp-Notebook .jp-Cell").nth(at)
-            cell.scroll_into_view_if_needed()
-            # the output shows one of the two views the explorer's bundle carries
+            page.wait_for_function(_READY_JS, arg=path, timeout=180_000, polling=500)
+        except Exception:
+            pytest.fail("the notebook's kernel was not connected and idle within 180 s\n"
+                        + _why_not_run(page, server, tmp_path, path, at))
+        source = page.evaluate(_RUN_JS, [path, at])
+        assert EXPLORER_CELL in source, f"cell {at} is not the explorer's: {source!r}"
+        # its first run draws every frame (about 20 s alone, on one thread); the
+        # command's promise settles when the kernel replies
+        try:
             page.wait_for_function(
-                "c => c.querySelector('.jp-OutputArea .widget-interact, "
-                ".jp-OutputArea .dn-explorer')", arg=cell.element_handle())
-            assert cell.locator(".jp-OutputArea .dn-explorer").count() == 0, \
-                "JupyterLab shows the website's html view, not the widget"
-            live = cell.locator(".jp-OutputArea .widget-interact")
-            live.wait_for()
-            select = live.locator(".widget-dropdown select")
-            handle = live.locator(".widget-hslider .noUi-handle")
-            assert select.count() == 1 and handle.count() == 1, \
-                "a choice of scheme and a depth slider"
-            page.wait_for_function(_SHOWN_JS, arg=cell.element_handle())
-            shown = [cell.evaluate(_SHOWN_JS)]
-            options = select.locator("option").all_inner_texts()
-            current = select.evaluate("s => s.options[s.selectedIndex].text")
-            select.select_option(label=next(o for o in options if o != current))
-            page.wait_for_function(_CHANGED_JS, arg=[cell.element_handle(), shown[-1]])
-            shown.append(cell.evaluate(_SHOWN_JS))
-            handle.focus()
-            page.keyboard.press("ArrowLeft")             # one depth down the grid
-            page.wait_for_function(_CHANGED_JS, arg=[cell.element_handle(), shown[-1]])
-            shown.append(cell.evaluate(_SHOWN_JS))
+                "() => window.__dnRun !== null", timeout=300_000, polling=1000)
+        except Exception:
             SHOTS.mkdir(parents=True, exist_ok=True)
-            cell.screenshot(path=str(SHOTS / f"jupyterlab_explorer_{EXPLORER_CHAPTER.stem}.png"))
-        finally:
-            browser.close()
+            page.screenshot(path=str(SHOTS / f"jupyterlab_explorer_{EXPLORER_CHAPTER.stem}"
+                                             "_failed.png"))
+            pytest.fail("the explorer's cell did not finish within 300 s\n"
+                        + _why_not_run(page, server, tmp_path, path, at))
+        state = page.evaluate(_STATE_JS, [path, at])
+        assert state["run"] == "ok true" and state["count"] == 1, \
+            f"the cell ran once, without error: {state}"
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(at)
+        cell.scroll_into_view_if_needed()
+        # the output shows one of the two views the explorer's bundle carries
+        page.wait_for_function(
+            "c => c.querySelector('.jp-OutputArea .widget-interact, "
+            ".jp-OutputArea .dn-explorer')", arg=cell.element_handle())
+        assert cell.locator(".jp-OutputArea .dn-explorer").count() == 0, \
+            "JupyterLab shows the website's html view, not the widget"
+        live = cell.locator(".jp-OutputArea .widget-interact")
+        live.wait_for()
+        select = live.locator(".widget-dropdown select")
+        handle = live.locator(".widget-hslider .noUi-handle")
+        assert select.count() == 1 and handle.count() == 1, \
+            "a choice of scheme and a depth slider"
+        page.wait_for_function(_SHOWN_JS, arg=cell.element_handle())
+        shown = [cell.evaluate(_SHOWN_JS)]
+        options = select.locator("option").all_inner_texts()
+        current = select.evaluate("s => s.options[s.selectedIndex].text")
+        select.select_option(label=next(o for o in options if o != current))
+        page.wait_for_function(_CHANGED_JS, arg=[cell.element_handle(), shown[-1]])
+        shown.append(cell.evaluate(_SHOWN_JS))
+        handle.focus()
+        page.keyboard.press("ArrowLeft")             # one depth down the grid
+        page.wait_for_function(_CHANGED_JS, arg=[cell.element_handle(), shown[-1]])
+        shown.append(cell.evaluate(_SHOWN_JS))
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        cell.screenshot(path=str(SHOTS / f"jupyterlab_explorer_{EXPLORER_CHAPTER.stem}.png"))
     assert len(set(shown)) == 3, "each control changed the figure"
     assert all(s.startswith("data:image/png") for s in shown), [s[:30] for s in shown]
