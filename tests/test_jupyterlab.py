@@ -280,11 +280,14 @@ def _why_not_run(page, server, tmp_path, path, at) -> str:
         lines = [f"JupyterLab's view: {page.evaluate(_STATE_JS, [path, at])}"]
     except Exception as e:                               # the page itself is broken
         lines = [f"JupyterLab's view: unreadable ({e})"]
+    def cpu_seconds(process) -> float:                  # user + system
+        return sum(process.cpu_times()[:2])
+
     for k in _kernel_processes(server):
-        before = sum(k.cpu_times()[:2])
+        before = cpu_seconds(k)
         time.sleep(2)
-        lines.append(f"kernel {k.pid}: {sum(k.cpu_times()[:2]):.1f} CPU s, "
-                     f"{sum(k.cpu_times()[:2]) - before:.2f} in the last 2 s")
+        after = cpu_seconds(k)
+        lines.append(f"kernel {k.pid}: {after:.1f} CPU s, {after - before:.2f} in the last 2 s")
         os.kill(k.pid, signal.SIGUSR1)                   # faulthandler's dump (fixture)
     time.sleep(1)
     stacks = tmp_path / "kernel_stacks.txt"
