@@ -13,6 +13,7 @@ is one. Importing ``a.b.c`` is an edge to ``a.b.c`` only (Python also runs the p
 from __future__ import annotations
 
 import ast
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,107 @@ def test_below_the_page_nothing_needs_plotting_widgets_or_tooling(layer):
     for name in modules:
         chain = forbidden_chain(name, graph, imported)
         assert chain is None, f"{name} imports " + " -> ".join(chain)
+
+
+# -- one definition per public name ---------------------------------------------------------
+#: Names that a family of modules each define on purpose, because one reader looks the name up
+#: on each of them: an interface, not a collision. name -> (the modules that may define it, as
+#: ``fnmatch`` patterns; who reads it). Any other public name is defined in one module only.
+_CLI = (("depthnotes.cli.*",), "depthnotes.__main__ builds a subcommand from each cli module")
+_HOOK = (("depthnotes.tools.pytest_plugin", "depthnotes.tools.status"),
+         "pytest calls its hooks by name in each plugin")
+INTERFACES = {
+    "main": (("depthnotes.__main__", "depthnotes.tools.*"), "`python -m` runs a module's main"),
+    "DESCRIPTION": _CLI, "add_arguments": _CLI, "run": _CLI,
+    "pytest_configure": _HOOK, "pytest_collection_modifyitems": _HOOK,
+    "ANSWERS": (("depthnotes.course.answers", "depthnotes.course.answers.ch*"),
+                "each chapter's table, gathered under the same name by course.answers"),
+    "WRITTEN": (("depthnotes.course.answers", "depthnotes.course.answers.ch*"),
+                "each chapter's table, gathered under the same name by course.answers"),
+    "SUBQUESTIONS": (("depthnotes.course.answers", "depthnotes.course.answers.ch*"),
+                     "each chapter's table, gathered under the same name by course.answers"),
+    "RUNS": (("depthnotes.course.runs", "depthnotes.course.runs.ch*"),
+             "each chapter's table, gathered under the same name by course.runs"),
+    "UNRECORDED": (("depthnotes.experiments.registry", "depthnotes.experiments.ch*"),
+                   "each chapter's list, gathered under the same name by experiments.registry"),
+}
+
+
+def defined_names(path: Path) -> dict[str, int]:
+    """The public names a module *defines* at module level, with their line: classes,
+    functions and assigned names (also under a module-level ``if``/``try``/``with``), never
+    a name brought in by ``import`` (a re-export) nor one with a leading underscore."""
+    found: dict[str, int] = {}
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            names = []
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for part in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, part, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+            for name in names:
+                if not name.startswith("_"):
+                    found.setdefault(name, node.lineno)
+
+    visit(ast.parse(path.read_text(), filename=str(path)).body)
+    return found
+
+
+def name_collisions(package: Path = PACKAGE, interfaces: dict = INTERFACES) -> list[str]:
+    """Every public name defined in more than one module of ``package`` (outside its
+    ``interfaces`` entry), as ``"NAME: module:line, module:line"``."""
+    where: dict[str, list[str]] = {}
+    for module, path in module_names(package).items():
+        for name, line in defined_names(path).items():
+            where.setdefault(name, []).append(f"{module}:{line}")
+    out = []
+    for name, places in sorted(where.items()):
+        if len(places) < 2:
+            continue
+        allowed = interfaces.get(name, ((),))[0]
+        if not all(any(fnmatch(p.split(":")[0], pat) for pat in allowed) for p in places):
+            out.append(f"{name}: {', '.join(places)}")
+    return out
+
+
+def test_name_collisions_are_found_on_a_fake_package(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "cmd").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .a import Shape\n")          # a re-export: fine
+    (pkg / "a.py").write_text("class Shape: ...\nMARGIN = 0.05\n_x = 1\ndef run(): ...\n")
+    (pkg / "b.py").write_text("from pkg.a import Shape\n_x = 2\n"       # import, private: fine
+                              "if True:\n    MARGIN = 0.25\n"           # a second definition
+                              "def f():\n    Shape = 1\n")              # a local: fine
+    (pkg / "cmd" / "__init__.py").write_text("")
+    (pkg / "cmd" / "go.py").write_text("def run(): ...\n")
+    assert defined_names(pkg / "b.py") == {"MARGIN": 4, "f": 5}
+    assert name_collisions(pkg, {}) == ["MARGIN: pkg.a:2, pkg.b:4", "run: pkg.a:4, pkg.cmd.go:1"]
+    # an interface excuses only the modules it names
+    assert name_collisions(pkg, {"run": (("pkg.cmd.*",), "")}) == [
+        "MARGIN: pkg.a:2, pkg.b:4", "run: pkg.a:4, pkg.cmd.go:1"]
+    assert name_collisions(pkg, {"run": (("pkg.cmd.*", "pkg.a"), "")}) == [
+        "MARGIN: pkg.a:2, pkg.b:4"]
+
+
+def test_every_public_name_is_defined_in_one_module():
+    """A maintainer reading ``MARGIN`` or ``DepthVerdict`` must be able to tell which one is
+    meant: each public name of the package is defined in one module (re-exports by import are
+    fine), except the interfaces that ``INTERFACES`` lists with their reader."""
+    assert name_collisions() == []
+
+
+def test_every_interface_is_one_still():
+    """``INTERFACES`` lists no name that is defined in fewer than two modules: the list
+    cannot keep an entry that no longer excuses anything."""
+    where: dict[str, int] = {}
+    for path in module_names(PACKAGE).values():
+        for name in defined_names(path):
+            where[name] = where.get(name, 0) + 1
+    assert [n for n in INTERFACES if where.get(n, 0) < 2] == []
