@@ -9,7 +9,7 @@ import pytest
 
 from depthnotes.verdicts import ch8_depth as dv
 from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, Arm)
+                                          REPRODUCED, ArmSeeds)
 from fake_records import loop_records
 
 SEEDS = (0, 1, 2)
@@ -200,7 +200,7 @@ def test_a_diverged_run_counts_as_the_ceiling():
     rec = _transfer({("standard", 4, 1e-3): [2.0, 2.1, 2.2]})
     rec._finals["standard L=4 lr=0.001"][1]["diverged"] = True
     arm = dv.arm_losses(rec, "standard L=4 lr=0.001")
-    assert isinstance(arm, Arm) and arm.diverged == (1,)
+    assert isinstance(arm, ArmSeeds) and arm.diverged == (1,)
     assert arm.values == pytest.approx((2.0, CEILING, 2.2))         # ln V, not 4.5
     (row,) = dv.lr_optima(rec)["standard"]
     assert row.losses[1e-3] == pytest.approx([2.0, CEILING, 2.2])

@@ -14,7 +14,7 @@ from depthnotes.verdicts.ch5_fixes import (LayerUse, depth_verdict, grid_cells, 
                                            run_word, update_exponents,
                                            update_sizes, update_verdict)
 from depthnotes.measure.record_probes import (OLD_REMOVAL_COST, PROBE_KEYS, REMOVAL_COST,
-                                              layer_use as measure_layer_use, make_probe,
+                                              make_probe, measure_layer_use,
                                               probe_batches, removal_cost)
 from depthnotes.verdicts.ch4_trainability import (LOSS_MARGIN, SLOW, SLOWER, STOPS,
                                                   depth_outcomes)
@@ -22,7 +22,7 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_
                                           OUTCOMES, REPRODUCED)
 from fake_records import diverged_run, loss_run, stored_record
 
-BASE = 3.25                          # trained means eval loss < 3.0 (MARGIN 0.25)
+BASE = 3.25                          # trained means eval loss < 3.0 (UNIGRAM_MARGIN 0.25)
 OK, BAD = [2.4, 2.5, 2.45], [3.24, 3.25, 3.23]      # BAD: flat curves, i.e. stalled
 SLOWING = [(3.1, -0.3), (3.05, -0.2), (3.2, -0.4)]  # not trained, still falling: slow
 

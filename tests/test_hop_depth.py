@@ -5,7 +5,7 @@ that needs fewer than k blocks); C5c's rule is tested in ``test_long_chains.py``
 
 import pytest
 
-from depthnotes.verdicts.ch3_chasing import MARGIN, SweepShape
+from depthnotes.verdicts.ch3_chasing import ACCURACY_MARGIN, HopSweepShape
 from depthnotes.verdicts.ch3_hops import (EQUAL_PAIRS, bar, depth_every_seed,
                                           judge_construction, judge_serial_steps,
                                           straddling)
@@ -17,7 +17,7 @@ DONE, UNDONE = [0.99, 0.98, 0.97], [0.40, 0.45, 0.42]
 
 def shape(L, d, done_up_to):
     """Does every k <= done_up_to, no k above (three seeds)."""
-    return SweepShape(L, d, f"L={L} d={d}", 1e-3, {1e-3: 0.5},
+    return HopSweepShape(L, d, f"L={L} d={d}", 1e-3, {1e-3: 0.5},
                       {k: list(DONE if k <= done_up_to else UNDONE) for k in HOPS})
 
 
@@ -71,7 +71,8 @@ def test_a_gap_inside_the_noise_is_not_shown():
     v = judge_serial_steps(s)
     assert v.pairs[2].verdict == "within noise" and v.pair_words[2] == NOT_SHOWN
     s = sweep([1, 2, 2, 4, 8, 8])
-    s["fixed parameters"][0].accuracy[2] = [x - MARGIN / 2 for x in DONE]   # under margin
+    gap = ACCURACY_MARGIN / 2                                       # under the margin
+    s["fixed parameters"][0].accuracy[2] = [x - gap for x in DONE]
     assert judge_serial_steps(s).pair_words[2] == NOT_SHOWN
 
 
@@ -98,7 +99,7 @@ def test_construction_with_fewer_than_k_blocks_contradicts():
 
 
 def test_bar_is_the_shorter_hops_baseline_plus_the_margin():
-    assert bar(0.51) == pytest.approx(0.51 + MARGIN)
+    assert bar(0.51) == pytest.approx(0.51 + ACCURACY_MARGIN)
 
 
 def test_hop_attention_finds_a_head_that_reads_one_hop_back(monkeypatch):

@@ -160,10 +160,10 @@ def test_the_rate_is_the_evidence_librarys_pick():
 
 # -- the verdict on C5 -----------------------------------------------------------------------
 def _shape(L, d, **acc):
-    from depthnotes.verdicts.ch3_chasing import SweepShape
+    from depthnotes.verdicts.ch3_chasing import HopSweepShape
 
     accuracy = {int(k[1:]): list(v) for k, v in acc.items()}
-    return SweepShape(L, d, f"L={L} d={d}", 3e-3, {3e-3: 0.0}, accuracy)
+    return HopSweepShape(L, d, f"L={L} d={d}", 3e-3, {3e-3: 0.0}, accuracy)
 
 
 def _families(wide_k2, deep_k2, width_k2=(.1, .1, .1), k3=(.1, .1, .1),
@@ -178,10 +178,11 @@ def _families(wide_k2, deep_k2, width_k2=(.1, .1, .1), k3=(.1, .1, .1),
 
 def test_reading_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
     from depthnotes.data.hops import baselines
-    from depthnotes.verdicts.ch3_chasing import MARGIN, SOLVED, reading_bar
+    from depthnotes.verdicts.ch3_chasing import ACCURACY_MARGIN, SOLVED, reading_bar
 
     assert reading_bar(16, 1) == SOLVED
-    assert reading_bar(16, 2) == pytest.approx(baselines(16, 2)["two_lookups"] + MARGIN)
+    bar = baselines(16, 2)["two_lookups"] + ACCURACY_MARGIN
+    assert reading_bar(16, 2) == pytest.approx(bar)
 
 
 def test_judge_depth_reproduces_when_one_block_fails_in_both_families():

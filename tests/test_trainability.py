@@ -12,9 +12,9 @@ from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, LOSS_MAR
                                                   loss_ceiling, run_status, seed_curves,
                                                   time_to_train)
 from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, Arm)
+                                          REPRODUCED, ArmSeeds)
 
-BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0
+BASE, MARGIN = 3.25, 0.25          # trained means eval loss < 3.0 (UNIGRAM_MARGIN)
 STEPS = 300
 VOCAB = 65
 CEILING = math.log(VOCAB)          # what a diverged run counts as (ln V, about 4.17)
@@ -144,7 +144,7 @@ def test_outcomes_failure_depth_and_description():
     assert [r.outcome for r in pre] == [TRAINS, SLOWER, TRAINS, SLOWER]
     assert post[1].statuses == (TRAINED, STALLED, DIVERGED)
     assert post[1].losses == (2.5, 3.2, CEILING)          # a diverged run: the ceiling ln V
-    assert isinstance(post[1].seeds, Arm) and post[1].seeds.diverged == (2,)
+    assert isinstance(post[1].seeds, ArmSeeds) and post[1].seeds.diverged == (2,)
     assert post[1].seeds.ceiling == pytest.approx(CEILING)
     assert post[3].seeds.diverged == (1, 2) and post[3].losses[1:] == (CEILING, CEILING)
     assert post[1].times == (50, None, None) and post[1].slopes[2] is None

@@ -83,7 +83,7 @@ def probe_batches(corpus, batches: int, batch_size: int, context: int) -> list[t
     return [corpus.get_batch("val", batch_size, context, gen) for _ in range(batches)]
 
 
-def layer_use(model, batches: list[tuple]) -> dict:
+def measure_layer_use(model, batches: list[tuple]) -> dict:
     """Per block, averaged over ``batches``: the relative contribution (L,), the loss rise when
     the block is removed (L,; ``REMOVAL_COST``), and the full model's loss (a float)."""
     contribution = np.mean([layer_contribution(model, x) for x, _ in batches], axis=0)
@@ -118,11 +118,11 @@ class LayerUseProbe:
                  context: int = 64):
         check_int("batches", batches, 1)
         self.batches = probe_batches(corpus, batches, batch_size, context)
-        self.untrained = layer_use(model, self.batches)
+        self.untrained = measure_layer_use(model, self.batches)
 
     def result(self, model) -> dict:
         return {**{f"{k}_init": v for k, v in self.untrained.items()},
-                **layer_use(model, self.batches)}
+                **measure_layer_use(model, self.batches)}
 
 
 class InitResponseProbe:

@@ -56,8 +56,8 @@ def record_rows(root: Path) -> list[dict]:
 #: methods page lists each with its value and the comment its module gives it.
 THRESHOLDS = (
     ("evidence", "MIN_SEEDS"), ("evidence", "T_RATIO"), ("evidence", "FLAT_EXPONENT"),
-    ("ch3_chasing", "MARGIN"), ("ch3_chasing", "CHAINED"), ("ch3_chasing", "SOLVED"),
-    ("ch4_trainability", "MARGIN"), ("ch4_trainability", "FLAT_SLOPE"),
+    ("ch3_chasing", "ACCURACY_MARGIN"), ("ch3_chasing", "CHAINED"), ("ch3_chasing", "SOLVED"),
+    ("ch4_trainability", "UNIGRAM_MARGIN"), ("ch4_trainability", "FLAT_SLOPE"),
     ("ch4_trainability", "FEW_DOZEN"), ("ch4_trainability", "LOSS_MARGIN"),
     ("ch4_trainability", "EVAL_TAIL"), ("ch4_trainability", "NOWHERE_RATES"),
     ("ch6_budget", "BASIN_FLOOR"), ("ch6_budget", "BROAD_SHAPES"),

@@ -12,8 +12,9 @@ for want of a better rate), so no shape loses for a rate tuned for another.
 
 The chapter's rule, computed here (``judge_depth``) and stated on the page. Three levels of
 accuracy on k-hop queries: a model **beats the bar** when it clears ``reading_bar`` (the
-best rule that reads the table at two places known in advance, plus ``MARGIN``), **chains** k
-hops when it answers at least ``CHAINED`` of them, and **solves** them at ``SOLVED``. Beating
+best rule that reads the table at two places known in advance, plus ``ACCURACY_MARGIN``),
+**chains** k hops when it answers at least ``CHAINED`` of them, and **solves** them at
+``SOLVED``. Beating
 the bar is not enough to count as chaining: more reads, or a look-up of where a symbol is
 written, score above it without any second hop, and on sixteen symbols one block 64 wide
 beats it a little at two hops (the chapter shows it). The **depth needed** for k, for one
@@ -50,9 +51,10 @@ from depthnotes.verdicts.evidence import (NOT_SHOWN, REPRODUCED, Ranking, RatePi
 #: The two families of the sweep, as the record's arms name them in ``info["families"]``.
 FAMILIES = ("fixed width", "fixed parameters")
 
-#: Beat the best two-look-up rule by this much to count as more than reading: about ten
+#: Chapter 3's margin in accuracy: beat the best two-look-up rule by this much to count as
+#: more than reading (``ch3_hops`` uses it for its bars and comparisons too): about ten
 #: times the sampling error of an accuracy near 0.2 measured on 6,144 queries.
-MARGIN = 0.05
+ACCURACY_MARGIN = 0.05
 #: A model chains k hops when it answers at least this share of them.
 CHAINED = 0.5
 #: A model solves k hops at this accuracy.
@@ -61,13 +63,13 @@ SOLVED = 0.9
 
 def reading_bar(n: int, k: int) -> float:
     """The accuracy above which a model does more than read a table of ``n`` symbols at
-    places known in advance, at ``k`` hops: the best two-look-up rule + ``MARGIN``, or
+    places known in advance, at ``k`` hops: the best two-look-up rule + ``ACCURACY_MARGIN``, or
     ``SOLVED`` where that is lower (k = 1, which one read answers)."""
-    return min(SOLVED, baselines(n, k)["two_lookups"] + MARGIN)
+    return min(SOLVED, baselines(n, k)["two_lookups"] + ACCURACY_MARGIN)
 
 
 @dataclass(frozen=True)
-class SweepShape:
+class HopSweepShape:
     """One shape of a family at its best learning rate: accuracies per k, one per seed."""
 
     n_layer: int
@@ -89,7 +91,7 @@ def hops_of(record) -> list[int]:
                   if key.startswith("accuracy_k"))
 
 
-def family_shapes(records, family: str, rate_from: int = 2) -> list[SweepShape]:
+def family_shapes(records, family: str, rate_from: int = 2) -> list[HopSweepShape]:
     """The shapes of ``family``, by depth, each at its best learning rate, pooled over one
     record or a list of records of the same task and seeds (a later record may add rates
     for some shapes: chapter 3's ``khop_rate_check``). The best rate is the one with the
@@ -130,11 +132,11 @@ def family_shapes(records, family: str, rate_from: int = 2) -> list[SweepShape]:
         pick = best_rate(per_seed, better="higher")
         best = by_rate[pick.best]
         rates = {lr: mean(mean(arms[a][1][k]) for k in scored) for lr, a in by_rate.items()}
-        shapes.append(SweepShape(L, d, best, pick.best, rates, arms[best][1], pick))
+        shapes.append(HopSweepShape(L, d, best, pick.best, rates, arms[best][1], pick))
     return shapes
 
 
-def depth_needed(shapes: list[SweepShape], k: int, threshold: float) -> list[int | None]:
+def depth_needed(shapes: list[HopSweepShape], k: int, threshold: float) -> list[int | None]:
     """The depth needed for ``k`` with each seed (in seed order): the smallest ``n_layer``
     whose accuracy with that seed is at least ``threshold``; None where no shape's is."""
     check_number("threshold", threshold, 0, 1)
@@ -143,16 +145,16 @@ def depth_needed(shapes: list[SweepShape], k: int, threshold: float) -> list[int
             for i in range(seeds)]
 
 
-def shape_name(shape: SweepShape) -> str:
+def shape_name(shape: HopSweepShape) -> str:
     """How a shape is named in a comparison's table: ``"L=2, d=64"``."""
     return f"L={shape.n_layer}, d={shape.d_model}"
 
 
 @dataclass(frozen=True)
-class DepthVerdict:
+class ChasingDepthVerdict:
     """Chapter 3's verdict on C5 from the two families' shapes (``judge_depth``)."""
 
-    bars: dict            # {k: the bar: two fixed look-ups + MARGIN}
+    bars: dict            # {k: the bar: two fixed look-ups + ACCURACY_MARGIN}
     beats: dict           # {family: {k: [depth that beats the bar at k, per seed; None: none]}}
     needed: dict          # {family: {k: [depth that chains k, per seed]}}
     solved: dict          # {family: {k: [depth that solves k, per seed]}}
@@ -164,7 +166,7 @@ class DepthVerdict:
     caveat: str
 
 
-def _one_block_against_deeper(family: list[SweepShape]) -> Ranking:
+def _one_block_against_deeper(family: list[HopSweepShape]) -> Ranking:
     """Two-hop accuracy of a family's one-block shape against its best deeper shape."""
     one, *deeper = family
     if one.n_layer != 1 or not deeper:
@@ -188,8 +190,8 @@ def _three_hops(needed: dict) -> str:
             "than hops, as doubling allows")
 
 
-def judge_depth(shapes: dict, n: int) -> DepthVerdict:
-    """C5 from ``{family: [SweepShape by depth]}`` (both ``FAMILIES``) on a table of ``n``.
+def judge_depth(shapes: dict, n: int) -> ChasingDepthVerdict:
+    """C5 from ``{family: [HopSweepShape by depth]}`` (both ``FAMILIES``) on a table of ``n``.
 
     The rule has two parts, both about two hops, the only k > 1 that every depth of the
     sweep can be asked about; three hops are reported beside them (``three_hops``).
@@ -223,7 +225,7 @@ def judge_depth(shapes: dict, n: int) -> DepthVerdict:
     words = [REPRODUCED if parts[0] else NOT_SHOWN,
              REPRODUCED if parts[1] and deep_enough else NOT_SHOWN]
     word = combine(words)
-    return DepthVerdict(bars, beats, needed, solved, equal_params, fixed_width, one_chains,
+    return ChasingDepthVerdict(bars, beats, needed, solved, equal_params, fixed_width, one_chains,
                         three, word, caveat)
 
 
@@ -231,7 +233,7 @@ def judge_depth(shapes: dict, n: int) -> DepthVerdict:
 class TableCheck:
     """Is a table too large for one wide block to hold? (``check_table``)"""
 
-    bar: float            # two hops: two fixed look-ups + MARGIN
+    bar: float            # two hops: two fixed look-ups + ACCURACY_MARGIN
     seeds: int
     wide_beats: int       # seeds with which the one wide block beats the bar at two hops
     deep_chains: int      # seeds with which the deeper shape chains two hops

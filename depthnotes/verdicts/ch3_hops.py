@@ -28,15 +28,16 @@ import torch
 
 from depthnotes.core.checks import check_int
 from depthnotes.measure.probes import attention_weights
-from depthnotes.verdicts.ch3_chasing import FAMILIES, MARGIN, SOLVED, SweepShape, shape_name
+from depthnotes.verdicts.ch3_chasing import (ACCURACY_MARGIN, FAMILIES, SOLVED, HopSweepShape,
+                                             shape_name)
 from depthnotes.verdicts.evidence import (CONTRADICTED, MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE,
                                           REPRODUCED, combine)
 
 
 def bar(shorter_hops: float) -> float:
     """The level a model must beat at k hops: the best guess from all the symbols fewer
-    than k hops away (``hops.hop_baselines``'s ``"shorter_hops"``) + ``MARGIN``."""
-    return shorter_hops + MARGIN
+    than k hops away (``hops.hop_baselines``'s ``"shorter_hops"``) + ``ACCURACY_MARGIN``."""
+    return shorter_hops + ACCURACY_MARGIN
 
 
 def hop_attention(model, task, hops: int, n_sequences: int = 128,
@@ -162,7 +163,7 @@ EQUAL_PAIRS = {2: (1, 2), 4: (2, 4), 8: (4, 6)}
 EXACT = 0.99
 
 
-def depth_every_seed(shapes: list[SweepShape], k: int, threshold: float = SOLVED):
+def depth_every_seed(shapes: list[HopSweepShape], k: int, threshold: float = SOLVED):
     """``(every, some)``: the smallest depth of a family whose every seed answers at least
     ``threshold`` of k-hop queries, and the smallest at which some seed does (None: no depth
     of the family). Seeds are not paired across shapes: seed i of one shape and seed i of
@@ -172,7 +173,7 @@ def depth_every_seed(shapes: list[SweepShape], k: int, threshold: float = SOLVED
     return every, some
 
 
-def straddling(shapes: list[SweepShape], k: int, threshold: float = SOLVED) -> list:
+def straddling(shapes: list[HopSweepShape], k: int, threshold: float = SOLVED) -> list:
     """The shapes whose seeds fall on both sides of ``threshold`` at k: there the depth
     that 'does' k sits inside the seed noise."""
     return [s for s in shapes if min(s.accuracy[k]) < threshold <= max(s.accuracy[k])]
@@ -193,15 +194,15 @@ class SerialStepsVerdict:
 
 
 def judge_serial_steps(shapes: dict, pairs: dict = EQUAL_PAIRS) -> SerialStepsVerdict:
-    """C5a from ``{family: [SweepShape by depth]}``, each shape at its better rate.
+    """C5a from ``{family: [HopSweepShape by depth]}``, each shape at its better rate.
 
     *Fixed width*: with ``every`` the smallest depth whose every seed does k
     (``depth_every_seed``), reproduced when it never falls as k grows (None: deeper than
     the family), k = 1 is done, and some larger k is done with more blocks; else not shown.
     *Equal parameters*: at each k of ``pairs``, the deeper shape against the shallower by
-    the book's rule (``evidence.compare``, higher is better, margin ``MARGIN``): reproduced
-    when the deeper is clearly better, contradicted here when the shallower is, else not
-    shown here; the piece's word combines the k's (``evidence.combine``)."""
+    the book's rule (``evidence.compare``, higher is better, margin ``ACCURACY_MARGIN``):
+    reproduced when the deeper is clearly better, contradicted here when the shallower is,
+    else not shown here; the piece's word combines the k's (``evidence.combine``)."""
     from depthnotes.verdicts.evidence import compare, outcome
 
     for fam in FAMILIES:
@@ -223,7 +224,7 @@ def judge_serial_steps(shapes: dict, pairs: dict = EQUAL_PAIRS) -> SerialStepsVe
                              f"{sorted(by_depth)} and k = {list(hops)}")
         a, b = by_depth[high], by_depth[low]
         diffs[k] = compare((shape_name(a), a.accuracy[k]), (shape_name(b), b.accuracy[k]),
-                           better="higher", margin=MARGIN)
+                           better="higher", margin=ACCURACY_MARGIN)
         words[k] = outcome(diffs[k], shape_name(a)).word
     width_word = REPRODUCED if grows else NOT_SHOWN
     equal_word = combine(list(words.values()))

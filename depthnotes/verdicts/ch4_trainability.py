@@ -61,7 +61,7 @@ import numpy as np
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.fitting import linear_fit
 from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, Arm,
+                                          REPRODUCED, ArmSeeds,
                                           RatePick, Ranking, best_rate, compare_many,
                                           from_bracket, summarise, word_for)
 
@@ -78,7 +78,7 @@ FLAT_SLOPE = 0.05
 EVAL_TAIL = 0.5
 #: A run *trained* when its final validation loss ends at least this far below the unigram
 #: loss (nats/char): chapter 4's rule, which chapter 5 applies too.
-MARGIN = 0.25
+UNIGRAM_MARGIN = 0.25
 #: "A few dozen layers": a failure depth below this makes the verdict a caveat.
 FEW_DOZEN = 24
 #: The practical margin for comparisons of validation loss (nats/char): a gap smaller than
@@ -165,7 +165,7 @@ class DepthOutcome:
     n_layer: int
     arm: str                        # the record's arm name (the best rate's)
     statuses: tuple[str, ...]       # one per seed, in seed order
-    seeds: Arm                      # validation loss per seed (a diverged run: the ceiling)
+    seeds: ArmSeeds                 # validation loss per seed (a diverged run: the ceiling)
     times: tuple = ()               # time_to_train per seed (int or None)
     slopes: tuple = ()              # late_slope per seed (None if diverged)
     lr: float | None = None         # the peak learning rate of ``arm``

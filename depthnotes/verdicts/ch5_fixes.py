@@ -4,8 +4,8 @@ measurement at initialisation must show for C11, in one place.
 The chapter states each rule above its result; the functions here are those rules, so the
 table, the assertion and the claims page's word come from the same numbers. Runs are judged by
 chapter 4's rule (``ch4_trainability.run_status``: *trained* when the final validation loss is
-at least ``MARGIN`` below the unigram loss); arms are compared, best rates picked and words
-given by the evidence library (``verdicts.evidence``: a difference is clear when the gap of
+at least ``UNIGRAM_MARGIN`` below the unigram loss); arms are compared, best rates picked and
+words given by the evidence library (``verdicts.evidence``: a difference is clear when the gap of
 means exceeds ``LOSS_MARGIN`` and the seeds are separated; a best rate counts only when the
 grid brackets it). A family at one depth "trains" only when every seed trained
 (``DepthOutcome.outcome == TRAINS``).
@@ -47,8 +47,8 @@ import numpy as np
 from depthnotes.core.checks import check_number
 from depthnotes.core.fitting import log_log_fit
 from depthnotes.measure.record_probes import removal_cost
-from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, MARGIN, TRAINS,
-                                                  DepthOutcome, depth_outcomes,
+from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, TRAINS,
+                                                  UNIGRAM_MARGIN, DepthOutcome, depth_outcomes,
                                                   stored_run_status)
 from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
                                           NOT_TESTABLE, REPRODUCED, Ranking, combine,
@@ -80,7 +80,8 @@ def load_chapter_records(run: bool = False) -> dict:
     return out
 
 
-def run_word(record, arm: str, seed: int, baseline: float, margin: float = MARGIN) -> str:
+def run_word(record, arm: str, seed: int, baseline: float,
+             margin: float = UNIGRAM_MARGIN) -> str:
     """One stored run's outcome in words: "diverged at step s", or its final validation loss
     and chapter 4's status, e.g. "3.12 (stalled)" or "3.05 (slow)"."""
     status, _ = stored_run_status(record, arm, seed, baseline, margin)
@@ -101,7 +102,9 @@ def depth_comparison(outcomes: dict[str, list[DepthOutcome]], a: str, b: str,
 
 
 @dataclass(frozen=True)
-class DepthVerdict:
+class DepthComparisonVerdict:
+    """Two families compared at each depth (``depth_verdict``): C9 at depth, C12 training."""
+
     word: str
     comparisons: dict               # {L: Ranking of the two families}
     words: dict                     # {L: outcome word at that depth}
@@ -110,7 +113,7 @@ class DepthVerdict:
 
 
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
-                  other: str) -> DepthVerdict:
+                  other: str) -> DepthComparisonVerdict:
     """Does family ``claim`` train (every seed) and beat ``other`` clearly at each depth?
     A word per depth: not testable when either best rate is not bracketed; reproduced when
     ``claim`` trains and is clearly better; contradicted when ``other`` is clearly better;
@@ -142,8 +145,8 @@ def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
         claim, other).verdict != "clear"]
     if within:
         parts.append(f"within noise at L = {', '.join(map(str, within))}")
-    return DepthVerdict(combine(list(words.values())), cmps, words, holds,
-                        "; ".join(parts + notes))
+    return DepthComparisonVerdict(combine(list(words.values())), cmps, words, holds,
+                                  "; ".join(parts + notes))
 
 
 # -- C9: the learning-rate x warm-up grid at depth (where post-norm fails) --------------------
@@ -165,7 +168,7 @@ class GridCell:
         return self.comparison.between("post-norm", "pre-norm").gap
 
 
-def grid_cells(record, baseline: float, margin: float = MARGIN) -> list[GridCell]:
+def grid_cells(record, baseline: float, margin: float = UNIGRAM_MARGIN) -> list[GridCell]:
     """Every cell of ``prenorm_vs_postnorm_grid``, by depth, learning rate and warm-up."""
     outcomes = depth_outcomes(record, baseline, margin)
     infos = {record.arm(a)["info"]["family"]: record.arm(a)["info"] for a in record.arms}
@@ -216,7 +219,8 @@ def _tolerance_word(a: float | None, b: float | None, top: float) -> str:
     return NOT_TESTABLE if a == top else NOT_SHOWN
 
 
-def recipe_depths(record, baseline: float, margin: float = MARGIN) -> list[RecipeDepth]:
+def recipe_depths(record, baseline: float,
+                  margin: float = UNIGRAM_MARGIN) -> list[RecipeDepth]:
     """The C9 recipe rule of the module docstring at each depth of the record."""
     from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, arm_outcome
 
@@ -431,8 +435,9 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                          smaller, exp_cmp, "; ".join(parts))
 
 
-__all__ = ["MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "run_word", "depth_comparison", "DepthVerdict", "depth_verdict", "GridCell", "grid_cells",
+__all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
+           "run_word", "depth_comparison", "DepthComparisonVerdict", "depth_verdict",
+           "GridCell", "grid_cells",
            "RecipeDepth",
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
            "LayerUseVerdict", "layer_use_verdict", "update_sizes", "update_exponents",

@@ -27,8 +27,8 @@ from depthnotes.core.config import aspect_ratio
 from depthnotes.data.published_shapes import PUBLISHED_SHAPES, distinct_shapes
 from depthnotes.verdicts.ch4_trainability import loss_ceiling
 from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, Arm, RatePick, best_rate,
-                                          combine, compare, from_bracket, summarise)
+                                          NOT_TESTABLE, REPRODUCED, ArmSeeds, RatePick,
+                                          best_rate, combine, compare, from_bracket, summarise)
 
 
 # -- the basin rule (C14) ---------------------------------------------------------------------
@@ -48,7 +48,7 @@ class BasinShape:
     label: str
     n_layer: int
     d_model: int
-    summary: Arm              # per-seed losses, mean, min-max
+    summary: ArmSeeds              # per-seed losses, mean, min-max
     gap: float                # mean - the best shape's mean (>= 0)
     inside: bool              # in the basin: not clearly worse than the best
     pick: RatePick | None = None   # its best learning rate, when several were tried

@@ -223,7 +223,7 @@ def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class SweepShape:
+class BudgetSweepShape:
     """One trained shape of chapter 6's sweep: its budget, its config, its validation loss."""
 
     budget: int
@@ -235,7 +235,7 @@ class SweepShape:
 
 
 def budget_sweep_shapes(record=None, metric: str = "eval_loss",
-                        min_context: int = 0) -> list[SweepShape]:
+                        min_context: int = 0) -> list[BudgetSweepShape]:
     """The shapes of chapter 6's budget sweep with their final ``metric``, in the record's order.
 
     ``record`` is a ``records.Record``, a record name, or None for chapter 6's grid with each
@@ -260,7 +260,7 @@ def budget_sweep_shapes(record=None, metric: str = "eval_loss",
             raise ValueError(f"record {record.name!r}: arm {name!r} has no {metric} for some "
                              f"seed (got {final[name]}); chapter 7 needs one for every seed")
         losses = [float(v) for v in final[name]]
-        shapes.append(SweepShape(int(arm["info"]["budget"]), config,
-                                 statistics.fmean(losses), (min(losses), max(losses)),
-                                 len(losses), int(arm["recipe"]["steps"])))
+        shapes.append(BudgetSweepShape(int(arm["info"]["budget"]), config,
+                                       statistics.fmean(losses), (min(losses), max(losses)),
+                                       len(losses), int(arm["recipe"]["steps"])))
     return shapes

@@ -22,7 +22,7 @@ from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
 from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, Arm,
+                                          NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, ArmSeeds,
                                           Ranking, RatePick, best_rate, combine, compare,
                                           compare_many, summarise, word_for)
 
@@ -37,8 +37,8 @@ def run_loss(final: dict) -> float | None:
     return float(loss)
 
 
-def arm_losses(record, arm: str) -> Arm:
-    """``run_loss`` of each seed of ``arm``, in seed order, as an evidence ``Arm`` (a
+def arm_losses(record, arm: str) -> ArmSeeds:
+    """``run_loss`` of each seed of ``arm``, in seed order, as an evidence ``ArmSeeds`` (a
     diverged seed at the ceiling ln V)."""
     return summarise(arm, [run_loss(record.run(arm, s)["final"]) for s in record.seeds],
                      ceiling=loss_ceiling(record, arm))
@@ -238,7 +238,7 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
     for rule, by_depth in table.items():
         rows = []
         for L in sorted(by_depth):
-            arms = dict(sorted(by_depth[L].items()))            # {lr: Arm}
+            arms = dict(sorted(by_depth[L].items()))            # {lr: ArmSeeds}
             pick = best_rate({lr: a.values for lr, a in arms.items()})
             best = pick.best
             moved = bool(rows) and _moved(arms, best, rows[0])
@@ -249,7 +249,7 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
 
 
 def _moved(losses: dict, best: float, shallow: DepthOptimum) -> bool:
-    """The rule of ``lr_optima`` (``losses``: ``{lr: Arm}`` at the deeper depth); "one grid
+    """The rule of ``lr_optima`` (``losses``: ``{lr: ArmSeeds}`` at the deeper depth); "one grid
     step" is read on the shallowest depth's grid (a deeper depth may have been run on part of
     it; a neighbour it lacks is left out)."""
     grid = list(shallow.losses)

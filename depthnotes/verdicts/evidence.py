@@ -93,7 +93,7 @@ class Diverged:
 
 
 @dataclass(frozen=True)
-class Arm:
+class ArmSeeds:
     """One arm's seeds after the divergence policy: ``values`` (diverged seeds replaced by the
     ceiling), their mean, sample standard deviation and range, and which seeds diverged."""
 
@@ -143,9 +143,10 @@ def _is_divergence(v) -> bool:
 
 
 def summarise(name: str, values: Sequence, *, better: str = "lower",
-              ceiling: float | None = None) -> Arm:
-    """An ``Arm`` from per-seed ``values``: numbers, or ``None`` / ``Diverged`` / a non-finite
-    float for a seed that diverged (the policy in the module docstring: it needs ``ceiling``)."""
+              ceiling: float | None = None) -> ArmSeeds:
+    """An ``ArmSeeds`` from per-seed ``values``: numbers, or ``None`` / ``Diverged`` / a
+    non-finite float for a seed that diverged (the policy in the module docstring: it needs
+    ``ceiling``)."""
     check_choice("better", better, BETTER)
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise TypeError(f"arm {name!r}: values must be a sequence with one result per seed, "
@@ -168,13 +169,13 @@ def summarise(name: str, values: Sequence, *, better: str = "lower",
             raise ValueError(f"arm {name!r}, seed #{i}: {v!r} is not a number")
         else:
             out.append(float(v))
-    arm = Arm(name, tuple(out), better, tuple(diverged), tuple(steps),
+    arm = ArmSeeds(name, tuple(out), better, tuple(diverged), tuple(steps),
               None if ceiling is None else float(ceiling))
     _check_ceiling(arm, arm)
     return arm
 
 
-def _check_ceiling(*arms: Arm) -> None:
+def _check_ceiling(*arms: ArmSeeds) -> None:
     """The policy holds only if a diverged seed's stand-in is no better than any run that
     trained (else the means would rank a diverged run above a trained one), and arms compared
     together share one ceiling."""
@@ -200,8 +201,8 @@ class Difference:
     the gap between means (a − b), the stated margin, whether the arms overlap, the gap in Welch
     standard errors, and the verdict (``CLEAR`` or ``WITHIN_NOISE``)."""
 
-    a: Arm
-    b: Arm
+    a: ArmSeeds
+    b: ArmSeeds
     better: str | None
     gap: float
     margin: float
@@ -214,8 +215,8 @@ class Difference:
         return self.verdict == CLEAR
 
 
-def _as_arm(x, better: str, ceiling: float | None) -> Arm:
-    if isinstance(x, Arm):
+def _as_arm(x, better: str, ceiling: float | None) -> ArmSeeds:
+    if isinstance(x, ArmSeeds):
         if x.better != better:
             raise ValueError(f"arm {x.name!r} was summarised with better={x.better!r}, "
                              f"compared with better={better!r}")
@@ -226,8 +227,8 @@ def _as_arm(x, better: str, ceiling: float | None) -> Arm:
 
 def compare(a, b, *, better: str = "lower", margin: float = 0.0,
             ceiling: float | None = None) -> Difference:
-    """The comparison rule (module docstring) for arms ``a`` and ``b``: each an ``Arm`` or a
-    ``(name, values)`` pair."""
+    """The comparison rule (module docstring) for arms ``a`` and ``b``: each an ``ArmSeeds``
+    or a ``(name, values)`` pair."""
     check_choice("better", better, BETTER)
     check_number("margin", margin, low=0.0, extra="(in the metric's units)")
     a, b = _as_arm(a, better, ceiling), _as_arm(b, better, ceiling)
@@ -283,7 +284,7 @@ class Ranking:
     """``compare_many``'s result: the arms, the one with the best mean, whether it is clearly
     apart from every other arm, and every pairwise ``Difference``."""
 
-    arms: tuple[Arm, ...]
+    arms: tuple[ArmSeeds, ...]
     best: str
     clear: bool
     differences: tuple[Difference, ...]
@@ -294,7 +295,7 @@ class Ranking:
     def verdict(self) -> str:
         return CLEAR if self.clear else WITHIN_NOISE
 
-    def arm(self, name: str) -> Arm:
+    def arm(self, name: str) -> ArmSeeds:
         for a in self.arms:
             if a.name == name:
                 return a
@@ -333,15 +334,15 @@ class Ranking:
                 f"{runner.name}): {d.verdict}")
 
 
-def compare_many(results: Mapping[str, Sequence | Arm], *, metric: str = "the metric",
+def compare_many(results: Mapping[str, Sequence | ArmSeeds], *, metric: str = "the metric",
                  better: str = "lower", margin: float = 0.0,
                  ceiling: float | None = None) -> Ranking:
-    """Every pair of two or more arms (``{name: per-seed values or an Arm}``) by the
+    """Every pair of two or more arms (``{name: per-seed values or an ArmSeeds}``) by the
     comparison rule; the best arm is clear when it is clearly better than every other."""
     if not isinstance(results, Mapping) or len(results) < 2:
         raise ValueError("results must map two or more arm names to per-seed values")
-    arms = tuple(replace(_as_arm(v, better, ceiling), name=str(k)) if isinstance(v, Arm) else
-                 summarise(str(k), v, better=better, ceiling=ceiling)
+    arms = tuple(replace(_as_arm(v, better, ceiling), name=str(k)) if isinstance(v, ArmSeeds)
+                 else summarise(str(k), v, better=better, ceiling=ceiling)
                  for k, v in results.items())
     diffs = tuple(compare(x, y, better=better, margin=margin) for x, y in combinations(arms, 2))
     sign = 1.0 if better == "lower" else -1.0
@@ -392,7 +393,7 @@ class RatePick:
 def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margin: float = 0.0,
               ceiling: float | None = None) -> RatePick:
     """The best learning rate of one arm on a grid (``{rate: per-seed values}`` or ``{rate:
-    Arm}``), by mean, and whether the grid says so: bracketed when neither edge rate is the
+    ArmSeeds}``), by mean, and whether the grid says so: bracketed when neither edge rate is the
     best or within noise of it (the optimum may otherwise lie beyond the grid). A single rate
     is never bracketed (``at_edge`` is ``"only"``)."""
     if not isinstance(results, Mapping) or not results:
@@ -402,7 +403,7 @@ def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margi
             raise ValueError(f"learning rates must be positive numbers, got {r!r}")
     rates = tuple(sorted(float(r) for r in results))
     arms = {float(r): (replace(_as_arm(v, better, ceiling), name=f"lr={r:g}")
-                       if isinstance(v, Arm) else
+                       if isinstance(v, ArmSeeds) else
                        summarise(f"lr={r:g}", v, better=better, ceiling=ceiling))
             for r, v in results.items()}
     sign = 1.0 if better == "lower" else -1.0

@@ -7,7 +7,7 @@ import math
 
 from depthnotes.course.kinds import Written, Choice, Function, GivenCase, Mistake
 from depthnotes.data.corpus import token_entropy
-from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, MARGIN, run_status
+from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, UNIGRAM_MARGIN, run_status
 
 
 def _tensor(values):
@@ -16,7 +16,7 @@ def _tensor(values):
     return torch.tensor(values)
 
 
-EXERCISES = {
+ANSWERS = {
     "4.1": Function(
         cases=lambda: [((0.0, 1.0, 10, 100), 10.0), ((1.0, 1.0, 10, 100), 101 / 11),
                          ((0.5, 0.1, 4, 8), 1.3 / 0.9)],
@@ -45,14 +45,14 @@ EXERCISES = {
         )),
     "4.3": Choice(
         options=("trained", "slow", "stalled", "diverged"),
-        expected=lambda: run_status(3.12, False, -0.02, 3.25, MARGIN, FLAT_SLOPE),
+        expected=lambda: run_status(3.12, False, -0.02, 3.25, UNIGRAM_MARGIN, FLAT_SLOPE),
         idea="A run that did not train is told apart by how its training loss ends: flat, or "
              "still falling faster than the chapter's slope threshold.",
         mistakes=(
             Mistake(lambda: run_status(3.12, False, -0.02, 3.25, 0.0, FLAT_SLOPE),
-                    "The rule compares the loss with a threshold MARGIN below the unigram "
-                    "loss, not with the unigram loss itself."),
-            Mistake(lambda: run_status(3.12, False, -0.2, 3.25, MARGIN, FLAT_SLOPE),
+                    "The rule compares the loss with a threshold UNIGRAM_MARGIN below the "
+                    "unigram loss, not with the unigram loss itself."),
+            Mistake(lambda: run_status(3.12, False, -0.2, 3.25, UNIGRAM_MARGIN, FLAT_SLOPE),
                     "Compare the late slope with the flat threshold: is the loss still falling "
                     "by more than that per 100 steps?"),
         )),
