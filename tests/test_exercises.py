@@ -21,8 +21,8 @@ import torch
 
 from depthnotes import ModelConfig, Transformer, count_params
 from depthnotes.course.check import EXERCISES
-from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, NotAnswered,
-                                     Number, Predict, check, describe, predict)
+from depthnotes.course.check import (Choice, ExerciseError, Function, NotAnswered, Number,
+                                     OpenExperiment, Predict, check, describe_check, predict)
 from depthnotes.core.fitting import LinearFit
 from depthnotes.bench.latency import LatencyResult, Timing
 from depthnotes.training.runtime import MachineInfo
@@ -305,7 +305,7 @@ def predictions(monkeypatch):
 def _call(exercise, wrong):
     answer, given, _ = CASES[exercise]
     answer = _solution(exercise)
-    if isinstance(EXERCISES[exercise], (Experiment, Predict)) and isinstance(wrong, dict):
+    if isinstance(EXERCISES[exercise], (OpenExperiment, Predict)) and isinstance(wrong, dict):
         given = {**given, **wrong}
         answer = given.pop("answer", answer)
     else:
@@ -409,7 +409,7 @@ def test_the_check_names_what_it_needs():
         check("1.2", 31, fit=FIT)
     with pytest.raises(KeyError, match="no exercise '9.9'"):
         check("9.9", 1)
-    assert describe("1.2") == "a whole number, exactly"
+    assert describe_check("1.2") == "a whole number, exactly"
 
 
 # ---------------------------------------------------------------- nothing gives the answer away

@@ -41,7 +41,7 @@ def test_every_marker_rule_names_files_that_exist():
     and each rule's marker is declared."""
     from pathlib import Path
 
-    from depthnotes.tools.pytest_plugin import _WHERE, MARKERS
+    from depthnotes.tools.pytest_plugin import _WHERE, TEST_MARKERS
 
     root = Path(__file__).resolve().parents[1]
     files = [p.relative_to(root).as_posix()
@@ -49,7 +49,7 @@ def test_every_marker_rule_names_files_that_exist():
     for prefix, marker in _WHERE:
         path = prefix.split("::")[0]
         assert any(f.startswith(path) for f in files), prefix
-        assert marker in MARKERS
+        assert marker in TEST_MARKERS
     assert any(prefix.startswith("tests/test_records_quick_") for prefix, _ in _WHERE)
 
 

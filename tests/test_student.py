@@ -286,7 +286,7 @@ def test_every_chapter_has_the_three_kinds_of_exercise(path):
     """Per chapter: a written "why" question, a predict-then-run exercise and an open
     experiment; every exercise tagged core or optional, with a difficulty and minutes."""
     from depthnotes.course.check import EXERCISES
-    from depthnotes.course.kinds import Experiment, Predict
+    from depthnotes.course.kinds import OpenExperiment, Predict
     from depthnotes.tools.student import find_written
 
     nb = nbformat.read(path, as_version=4)
@@ -295,14 +295,14 @@ def test_every_chapter_has_the_three_kinds_of_exercise(path):
         ids |= set(re.findall(r'check\(\s*"([^"]+)"', nb.cells[ex.check].source))
     kinds_here = {type(EXERCISES[i]).__name__ for i in ids}
     assert "Predict" in kinds_here, f"{path.name}: no predict-then-run exercise"
-    assert "Experiment" in kinds_here, f"{path.name}: no open experiment"
+    assert "OpenExperiment" in kinds_here, f"{path.name}: no open experiment"
     assert find_written(nb), f"{path.name}: no written question"
     tasks = [c.source for c in nb.cells if c.cell_type == "markdown"
              and re.search(r"\*\*Exercise \d", c.source)]
     for task in tasks:
         assert re.search(r"\*\*Exercise \d+\.\d+\w?\.\*\* \((core|optional), ★{1,3}, "
                          r"\d+ min\)", task), f"{path.name}: untagged task {task[:80]!r}"
-    assert Predict and Experiment
+    assert Predict and OpenExperiment
 
 
 def test_every_exercise_is_in_a_chapter():

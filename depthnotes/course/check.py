@@ -21,7 +21,7 @@ Four kinds of exercise:
 - :class:`Number`: a number, exact or within a tolerance;
 - :class:`Function`: the student's function, called on several cases;
 - :class:`Choice`: one of a few fixed words;
-- :class:`Experiment`: the student changes and reruns an experiment and states what it
+- :class:`OpenExperiment`: the student changes and reruns an experiment and states what it
   showed. Any honest outcome passes: the check verifies that the run was made as asked and
   that the stated conclusion agrees with the student's own measurement.
 """
@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import Any
 
 from depthnotes.course import kinds
-from depthnotes.course.kinds import (Choice, ExerciseError, Experiment, Function,
-                                     Mistake, NotAnswered, Number, Predict, _Spec, fail,
+from depthnotes.course.kinds import (Choice, ExerciseError, Function, Mistake, NotAnswered,
+                                     Number, OpenExperiment, Predict, _Spec, fail,
                                      not_answered, unanswered)  # noqa: F401
 from depthnotes.course.runs import RUNS
 
@@ -52,8 +52,8 @@ def _answers() -> tuple[dict, str]:
 _ANSWERS, EDITION = _answers()
 EXERCISES = {**_ANSWERS, **RUNS}
 
-__all__ = ["ExerciseError", "NotAnswered", "check", "predict", "describe", "Number", "Function",
-           "Choice", "Experiment", "Predict", "Mistake", "EDITION"]
+__all__ = ["ExerciseError", "NotAnswered", "check", "predict", "describe_check", "Number",
+           "Function", "Choice", "OpenExperiment", "Predict", "Mistake", "EDITION"]
 
 
 def predict(exercise: str, prediction: Any) -> Any:
@@ -105,6 +105,6 @@ def check(exercise: str, answer: Any, **given: Any) -> None:
     spec.run(exercise, answer, given)
 
 
-def describe(exercise: str) -> str:
+def describe_check(exercise: str) -> str:
     """What the check of ``exercise`` looks at, in a few words (for the course page)."""
     return _spec(exercise).describe()

@@ -1,7 +1,7 @@
 """The kinds of exercise the book's checks know, and how each judges an answer.
 
-:class:`Number`, :class:`Function`, :class:`Choice` and :class:`Experiment` hold what one
-exercise expects (computed, never typed in) and its hints; :class:`Mistake` pairs a plausible
+:class:`Number`, :class:`Function`, :class:`Choice` and :class:`OpenExperiment` hold what
+one exercise expects (computed, never typed in) and its hints; :class:`Mistake` pairs a plausible
 wrong answer with its own hint. The table of the book's exercises is ``depthnotes.course.answers``;
 the function exercise cells call is ``depthnotes.course.check.check``. Three modules so that the
 table and the check both build on the kinds without importing each other.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["ExerciseError", "NotAnswered", "Mistake", "Number", "Function", "Choice",
-           "Experiment", "Predict", "Written", "GivenCase", "Table", "unanswered", "fail",
+           "OpenExperiment", "Predict", "Written", "GivenCase", "Table", "unanswered", "fail",
            "not_answered", "grading", "PREDICTIONS"]
 
 
@@ -372,7 +372,7 @@ class Choice(_Spec):
 
 
 @dataclass(frozen=True, repr=False)
-class Experiment(_Spec):
+class OpenExperiment(_Spec):
     """A run the student makes, and the conclusion they draw from it.
 
     ``verify(answer, given)`` returns what is wrong with the run (a sentence), or None if it

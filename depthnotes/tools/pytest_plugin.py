@@ -21,7 +21,7 @@ from depthnotes.tools import status as _status  # noqa: E402
 #: parts: ``-m "not notebooks and not browser and not slow"`` (README: the quick path) runs the
 #: unit tests and the records' quick runs; add ``and not records`` to leave those out too. The
 #: README's test command and CI select nothing: they run everything.
-MARKERS = {
+TEST_MARKERS = {
     "notebooks": "executes a chapter (nbval, nbgrader's autograde, the notebook checks)",
     "browser": "opens the built site or JupyterLab in Chromium",
     "slow": "installs the student edition into a fresh virtual environment",
@@ -59,7 +59,7 @@ class FileTimes:
 
 
 def pytest_configure(config) -> None:
-    for name, what in MARKERS.items():
+    for name, what in TEST_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {what}")
     if getattr(config, "workerinput", None) is None:    # the controller, or a run without xdist
         config.pluginmanager.register(FileTimes(), "depthnotes-file-times")

@@ -48,7 +48,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from depthnotes.tools.book import ROOT
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 PLACEHOLDER_COMMENT = "# YOUR CODE HERE"

@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from depthnotes.course.check import EXERCISES, describe
+from depthnotes.course.check import EXERCISES, describe_check
 from depthnotes.tools.book import notebook_title, toc_notebooks
 from depthnotes.tools.status import load_runs
 from depthnotes.tools.student import find_exercises, find_written
@@ -111,7 +111,7 @@ def render_exercises(root: Path) -> str:
         for ex in exercises:
             task = _task_text(nb, ex.answer).replace("|", "\\|")
             ids = _CHECK_ID.findall(nb.cells[ex.check].source) if ex.check is not None else []
-            checked = "; ".join(describe(i) for i in dict.fromkeys(ids)) or "—"
+            checked = "; ".join(describe_check(i) for i in dict.fromkeys(ids)) or "—"
             tables.append(f"| {task} | {checked} |")
     return "\n".join(lines + tables) + "\n"
 
@@ -136,7 +136,7 @@ def chapter_exercises(nb) -> list[dict]:
             elif spec is None:
                 kind = (label or "project").lower()
             else:
-                kind = {"Predict": "predict, then run", "Experiment": "open experiment"}.get(
+                kind = {"Predict": "predict, then run", "OpenExperiment": "open experiment"}.get(
                     type(spec).__name__, f"checked {type(spec).__name__.lower()}")
             points = len(stars) if spec is not None else 0
             if "written" in kind:

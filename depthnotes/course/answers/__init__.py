@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from depthnotes.course.answers import ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8
 
-CHAPTERS = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
-ANSWERS = {k: v for m in CHAPTERS for k, v in m.EXERCISES.items()}
+#: The chapters' answer modules; each holds its ``ANSWERS`` (and maybe ``WRITTEN``,
+#: ``SUBQUESTIONS``), gathered here under the same names.
+ANSWER_MODULES = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
+#: The exercises with a fixed answer, by exercise id.
+ANSWERS = {k: v for m in ANSWER_MODULES for k, v in m.ANSWERS.items()}
 #: The written questions (graded by hand): model answers and rubrics, by exercise id.
-WRITTEN = {k: v for m in CHAPTERS for k, v in getattr(m, "WRITTEN", {}).items()}
+WRITTEN = {k: v for m in ANSWER_MODULES for k, v in getattr(m, "WRITTEN", {}).items()}
 #: Answers to the tasks' sub-questions that no check reads, by exercise id.
-SUBQUESTIONS = {k: v for m in CHAPTERS for k, v in getattr(m, "SUBQUESTIONS", {}).items()}
+SUBQUESTIONS = {k: v for m in ANSWER_MODULES
+                for k, v in getattr(m, "SUBQUESTIONS", {}).items()}

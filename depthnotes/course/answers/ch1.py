@@ -14,7 +14,7 @@ def _block(d: int, mult: int) -> int:
         .per_block.total
 
 
-EXERCISES = {
+ANSWERS = {
     "1.1": Function(
         cases=lambda: [((d, m), _block(d, m)) for d in (8, 64, 768) for m in (1, 4)],
         idea="Go through one block module by module — the four attention projections, the "

@@ -21,7 +21,7 @@ def _crossover(head: bool = True, factor: int = 4) -> float:
     return weights / (factor * c.n_layer * c.d_model)
 
 
-EXERCISES = {
+ANSWERS = {
     "2.2": Number(
         expected=lambda: 12 * (1536 // 768) ** 2, integer=True,
         idea="Both models must hold the same 12·L·d²: ask how many times more weights one "

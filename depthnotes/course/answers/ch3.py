@@ -35,7 +35,7 @@ _SEQS = ([0, 1, 2, 0, 1, 3, 0, 2, 1, 0], [2, 3, 2, 1, 3, 2, 1, 0, 3, 1, 2],
          [1, 0, 1, 0, 1, 0, 1], [3, 2, 1, 0])
 
 
-EXERCISES = {
+ANSWERS = {
     "3.1": Function(
         cases=lambda: [((s, t), _hop(s, t)) for s in _SEQS for t in range(len(s))],
         integer=True,

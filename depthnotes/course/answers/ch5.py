@@ -9,7 +9,7 @@ from depthnotes.core.config import deepnorm_constants
 from depthnotes.course.kinds import Written, Function, Mistake
 
 
-EXERCISES = {
+ANSWERS = {
     "5.2": Function(
         cases=lambda: [((1.0, 0.5, 10), 1.5), ((0.1, 0.2, 1000), 0.3), ((0.0, 1.0, 3), 1.0)],
        

@@ -13,7 +13,7 @@ def _largest_within(cost, limit) -> int:
     return max(n for n, c in enumerate(cost) if c <= limit)
 
 
-EXERCISES = {
+ANSWERS = {
     "6.1": Function(
         cases=lambda: [((12 * 12 * 768 ** 2, 12), 768), ((100_000, 2), 65),
                          ((25_000, 8), 16), ((1_200_000, 1), 316)],

@@ -14,7 +14,7 @@ def _decode_bytes(L: int, d: int, V: int) -> int:
     return decode_weight_bytes(ModelConfig(n_layer=L, d_model=d, n_head=4, vocab_size=V))
 
 
-EXERCISES = {
+ANSWERS = {
     "7.1": Function(
         cases=lambda: [((L, d, V), _decode_bytes(L, d, V))
                          for L, d, V in ((1, 64, 256), (12, 768, 50257), (48, 512, 96))],

@@ -15,7 +15,7 @@ _LOOPED_8_1 = ModelConfig(n_layer=12, d_model=128, n_head=4, vocab_size=96, cont
                           n_unique_blocks=3)
 
 
-EXERCISES = {
+ANSWERS = {
     "8.1": Number(
         integer=True, expected=lambda: count_params(_LOOPED_8_1).non_embedding,
         idea="Only the stored blocks hold parameters; count how many distinct blocks the "

@@ -7,5 +7,6 @@ from __future__ import annotations
 
 from depthnotes.course.runs import ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8
 
-CHAPTERS = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
-RUNS = {k: v for m in CHAPTERS for k, v in m.RUNS.items()}
+#: The chapters' open-exercise modules; each holds its ``RUNS``, gathered here.
+RUN_MODULES = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
+RUNS = {k: v for m in RUN_MODULES for k, v in m.RUNS.items()}

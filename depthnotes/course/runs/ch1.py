@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import model_problem, non_embedding
 
 
@@ -46,7 +46,7 @@ def _growth(models, given):
 
 
 RUNS = {
-    "1.5": Experiment(
+    "1.5": OpenExperiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
         verify=_verify_1_5, outcome=_rule_within_5pct, options=(True, False),
         idea="Build the model, sum p.numel() over its parameters minus the two embedding "

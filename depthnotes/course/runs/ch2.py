@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import model_problem
 
 
@@ -68,7 +68,7 @@ def _within_context(crossing, given):
 
 
 RUNS = {
-    "2.4": Experiment(
+    "2.4": OpenExperiment(
         needs=("models", "conclusion"), answers=("models", "conclusion"),
         verify=_verify_2_4, outcome=_costs_one_table, options=(True, False),
         idea="Build both models with the same preset (one block is enough), count each one's "
@@ -79,7 +79,7 @@ RUNS = {
         options=FLOP_OPTIONS,
         idea="Count with FlopCounterMode on the meta device, as the chapter did, once at "
              "T = 1024 and once at T = 2048, and divide each total by T."),
-    "2.7": Experiment(
+    "2.7": OpenExperiment(
         needs=("config", "conclusion"), answers=("config", "conclusion"),
         verify=_verify_2_7, outcome=_within_context, options=(True, False),
         idea="The cache holds 2·L·d numbers per token, the weights count_params(config).total "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import model_problem
 
 SCORE_OPTIONS = ("under 0.1", "0.1 to 0.9", "over 0.9")
@@ -48,7 +48,7 @@ RUNS = {
         needs=("prediction",), verify=_verify_3_4, outcome=_bucket, options=SCORE_OPTIONS,
         idea="doubling_model(task16, 16, blocks=5) keeps the first five blocks of the "
              "six-block circuit; score it with score(model, task16, 16, n_sequences=64)."),
-    "3.5": Experiment(
+    "3.5": OpenExperiment(
         needs=("k", "conclusion"), answers=("k", "conclusion"), verify=_verify_3_5,
         outcome=lambda run, given: run[1] >= 0.99, options=(True, False),
         idea="relay_model(task16, k, blocks=b) keeps the first b blocks of the relay circuit; "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import profile_problem
 
 
@@ -45,7 +45,7 @@ RUNS = {
         verify=_verify_4_4, outcome=_stands_out_word, options=STANDS_OUT,
         idea="Build thin(L, norm='post') with your L and measure grad_norm_by_layer on the "
              "chapter's probe batch (x32, y32), as the chapter did for L = 96."),
-    "4.5": Experiment(
+    "4.5": OpenExperiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
         verify=_verify_4_5, outcome=_first_block_stands_out, options=(True, False),
         idea="Build thin(L, norm='post', init=...) with the init and depth you chose and "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import profile_problem
 
 
@@ -37,7 +37,7 @@ RUNS = {
         idea="Build thin(L, 'pre', branch_scale='1/sqrt(2L)') with your L and measure "
              "residual_variance_by_layer on probe_x, as the chapter did for 100 blocks.",
     ),
-    "5.4": Experiment(
+    "5.4": OpenExperiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
         verify=_verify_5_4, outcome=lambda v, g: bool(v[-1] / v[0] < 2),
         options=(True, False),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import model_problem
 
 
@@ -40,7 +40,7 @@ def _costlier(costs, given):
 
 
 RUNS = {
-    "6.4": Experiment(
+    "6.4": OpenExperiment(
         needs=("model", "droppable", "conclusion"), verify=_verify_6_4,
         outcome=_same_droppable, options=(True, False),
         idea="Draw a new probe batch with another seed and call drop_last_losses(model, x, y) "

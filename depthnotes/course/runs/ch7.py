@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import is_instance
 
 
@@ -58,7 +58,7 @@ def _longer(timings, given):
 
 
 RUNS = {
-    "7.4": Experiment(
+    "7.4": OpenExperiment(
         needs=("fit", "conclusion"), verify=_verify_7_4, outcome=_under_half_a_block,
         options=(True, False),
         idea="Time two memory-resident depths of a narrower width with measure_latency (the "

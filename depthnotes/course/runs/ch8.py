@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from depthnotes.course.kinds import Experiment, Predict
+from depthnotes.course.kinds import OpenExperiment, Predict
 from depthnotes.course.runs._common import model_problem, profile_problem
 
 SMALLER = ("under half", "half or more")
@@ -53,7 +53,7 @@ RUNS = {
         verify=_verify_8_3, outcome=_ratio_word, options=SMALLER,
         idea="Build the same pre-norm stack with ln_scaling='none' and '1/sqrt(l)', measure "
              "residual_variance_by_layer on the same input, and compare last over first."),
-    "8.4": Experiment(
+    "8.4": OpenExperiment(
         needs=("model", "conclusion"), answers=("model", "conclusion"),
         verify=_verify_8_4,
         outcome=_half,
