@@ -29,7 +29,7 @@ from depthnotes.bench.latency import (BANDWIDTH_CONVENTION, CACHE_MARGIN, COPY_C
                                       memory_resident, paired_ratios, peak_flops,
                                       read_probe_bytes, ridge_point, roof_gflops, roofline_ms,
                                       round_intercepts, sweep_depths)
-from depthnotes.verdicts.ch7_latency import versus_one, versus_spread
+from depthnotes.verdicts.ch7_latency import roof_limit, versus_one, versus_spread
 from depthnotes.verdicts.ch7_latency import (C17_CAVEAT_FACTOR, C17_MIN_RATIO, DepthCost,
                                              budget_sweep_shapes, c17_verdict, depth_cost)
 from depthnotes.experiments.records import Record, load_record
@@ -213,6 +213,21 @@ def test_paired_ratios_cancel_a_load_shared_by_the_round():
     assert versus_one(Timing.of([1.003, 1.03, 1.1])) == "within noise"
     assert versus_one(Timing.of([0.9, 0.94, 0.92])) == "below"
     assert versus_one(Timing.of([1.003, 1.03, 1.1]), margin=0.0) == "above"
+
+
+def test_roof_limit_judges_the_ridge_round_by_round():
+    # peak 40 GFLOP/s: read rates of 10 GB/s put the ridge at 4 FLOPs per byte
+    read = Timing.of([10.0, 10.5, 9.5, 10.2, 9.8])
+    assert roof_limit(0.5, 40.0, read) == "memory-bound"
+    assert roof_limit(20.0, 40.0, read) == "compute-bound"
+    # one slow round (ridge 40) among ridges near 4 does not move a far-off intensity
+    slow = Timing.of([10.0, 10.5, 9.5, 10.2, 1.0])
+    assert roof_limit(0.5, 40.0, slow) == "memory-bound"
+    # rounds on both sides of the intensity: within noise, never an error
+    mixed = Timing.of([5.0, 20.0, 10.0])                 # ridges 8, 2, 4
+    assert roof_limit(4.0, 40.0, mixed) == "within noise"
+    with pytest.raises(ValueError, match="at least"):   # too few rounds to judge
+        roof_limit(0.5, 40.0, Timing.of([10.0]))
     with pytest.raises(ValueError, match="at least 3"):
         versus_one(Timing.of([1.06, 1.2]))
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from depthnotes.bench.latency import (CacheSize, LatencyResult, Timing, fit_latency,
-                                      memory_resident, paired_ratios)
+                                      memory_resident, paired_ratios, ridge_point)
 from depthnotes.core.fitting import LinearFit, log_log_fit
 from depthnotes.core.checks import check_number
 from depthnotes.core.config import ModelConfig
-from depthnotes.verdicts.evidence import (IN_PART, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
-                                          against)
+from depthnotes.verdicts.evidence import (ABOVE, BELOW, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, WITHIN_NOISE, against)
 
 
 def versus_spread(values: Timing, threshold: float) -> str:
@@ -39,6 +39,27 @@ def versus_one(ratios: Timing, margin: float = RATIO_MARGIN) -> str:
     ``"within noise"``."""
     check_number("margin", margin, low=0.0)
     return against(ratios.samples, 1.0, margin=margin)
+
+
+#: ``roof_limit``'s words: which of one core's two roofs holds a computation back.
+MEMORY_BOUND, COMPUTE_BOUND = "memory-bound", "compute-bound"
+
+
+def roof_limit(intensity: float, peak_gflops: float, read_gbs: Timing) -> str:
+    """Which roof limits a computation of ``intensity`` FLOPs per byte read on one core:
+    ``MEMORY_BOUND`` left of the ridge point (peak / read rate, ``bench.latency.ridge_point``),
+    ``COMPUTE_BOUND`` right of it, or ``evidence.WITHIN_NOISE`` when the rounds cannot tell.
+
+    The ridge comes from timings, so one number cannot decide it: each round's read rate
+    (``read_gbs``, one sample per round of ``measure_rounds``) gives that round's ridge, and
+    the rounds are held against ``intensity`` by ``versus_spread`` (every round on one side,
+    or the mean past it by three standard errors), so a slow round on a busy machine blurs
+    the word into "within noise" instead of flipping it or raising. The peak is measured once
+    (the best of its repeats): the rounds' spread is the read rate's."""
+    check_number("intensity", intensity, low=0.0, low_open=True)
+    ridges = Timing.of(ridge_point(peak_gflops, g) for g in read_gbs.samples)
+    side = versus_spread(ridges, intensity)            # the ridge against the intensity
+    return {ABOVE: MEMORY_BOUND, BELOW: COMPUTE_BOUND}.get(side, WITHIN_NOISE)
 
 
 #: C16's rule (``c16_verdict``), on each memory-resident depth's fastest round (a busy
