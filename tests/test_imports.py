@@ -8,6 +8,12 @@ later one. Relative imports are resolved against the importing module's package,
 ``from package import name`` counts as importing the submodule ``package.name`` when there
 is one. Importing ``a.b.c`` is an edge to ``a.b.c`` only (Python also runs the packages'
 ``__init__`` files, but a package importing its own submodules is not a cycle).
+
+The same reading checks the package's names: each public name is *defined* (a class, a
+function, an assigned module-level name) in one module only, so that a maintainer who meets
+a name can tell which definition is meant. Importing a name to re-export it is not a
+definition, and ``INTERFACES`` lists the few names a family of modules defines on purpose
+for one reader.
 """
 
 from __future__ import annotations
@@ -297,8 +303,8 @@ def test_name_collisions_are_found_on_a_fake_package(tmp_path):
 
 
 def test_every_public_name_is_defined_in_one_module():
-    """A maintainer reading ``MARGIN`` or ``DepthVerdict`` must be able to tell which one is
-    meant: each public name of the package is defined in one module (re-exports by import are
+    """A maintainer reading a name must be able to tell which definition is meant: each
+    public name of the package is defined in one module (re-exports by import are
     fine), except the interfaces that ``INTERFACES`` lists with their reader."""
     assert name_collisions() == []
 
