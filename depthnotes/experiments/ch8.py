@@ -45,18 +45,32 @@ def looped_khop(quick: bool = False) -> Experiment:
 
 #: X1 on the induction task: the depth at which looped and distinct blocks are compared, the
 #: k that judges them (distinct blocks of this depth clearly beat one block there in the
-#: sweep), and the one learning-rate grid every arm is scored on.
+#: sweep), and the one learning-rate grid every arm is scored on (x3 apart). The looped block
+#: runs at all five rates: its one block receives the gradient of every application, so its
+#: best rate may sit lower than the distinct blocks'. The distinct blocks and the one block
+#: run at the two rates above chapter 3's records (1e-3 in induction_depth_sweep, 3e-3 in
+#: induction_rate_check); below 1e-3 they are not run, since both already do worse at 1e-3
+#: than at 3e-3 there, so their best is not at the grid's foot.
 LOOPED_DEPTH = 4
 LOOPED_HOPS = 4
-LOOPED_RATES = (1e-3, 3e-3, 1e-2)
+LOOPED_RATES = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+LOOPED_RATES_BESIDE = (1e-2, 3e-2)
 
 
-# Registered (@register) with its record: the record is being made (a registered
-# experiment without a stored record fails tests/test_records.py).
+#: Named experiments of this chapter whose full record is not stored yet, with why.
+UNRECORDED = {
+    "looped_induction": "27 runs of 8,000 steps (about 2.5 CPU-hours); the record is being "
+                        "made: notebooks/records/looped_induction.journal/ holds the runs "
+                        "finished so far, and the same command trains only the rest",
+}
+
+
+@register
 def looped_induction(quick: bool = False) -> Experiment:
     sweep = induction_depth_sweep(quick)  # chapter 3's task, recipe and seeds
     L = 2 if quick else LOOPED_DEPTH
     rates = LOOPED_RATES[-1:] if quick else LOOPED_RATES
+    beside = LOOPED_RATES_BESIDE[-1:] if quick else LOOPED_RATES_BESIDE
     distinct = next(a for a in sweep.arms if a.info["n_layer"] == L
                     and a.info["d_model"] == 64)
     one = next(a for a in sweep.arms if a.info["n_layer"] == 1
@@ -66,10 +80,10 @@ def looped_induction(quick: bool = False) -> Experiment:
                 {"loops": L, "n_layer": L, "n_unique_blocks": 1, "d_model": 64, "lr": lr,
                  "distinct_arm": distinct.name.replace("lr=0.001", f"lr={lr:g}")})
             for lr in rates]
-    top = rates[-1]                      # the sweep and its rate check ran the other rates
-    for a in (distinct, one):
-        arms.append(Arm(a.name.replace("lr=0.001", f"lr={top:g}"), a.model,
-                        a.recipe.replace(lr=top), {**a.info, "lr": top}))
+    for lr in beside:                    # the sweep and its rate check ran the lower rates
+        for a in (distinct, one):
+            arms.append(Arm(a.name.replace("lr=0.001", f"lr={lr:g}"), a.model,
+                            a.recipe.replace(lr=lr), {**a.info, "lr": lr}))
     return Experiment(
         name="looped_induction", quick=quick,
         description=(
@@ -80,10 +94,11 @@ def looped_induction(quick: bool = False) -> Experiment:
             "answer about 0.97 and one block about 0.4 (the positive control). Same task, "
             "recipe (train_on_task, batch 16, 200 warm-up steps, cosine decay, 8,000 steps) "
             "and seeds (0, 1, 2) as the sweep; the looped arm differs from the distinct one "
-            "in sharing the weights only. One learning-rate grid for every arm, 1e-3, 3e-3 "
-            "and 1e-2: the looped block at all three here; the distinct blocks and the one "
-            "block at 1e-2 here, at 1e-3 and 3e-3 in induction_depth_sweep and "
-            "induction_rate_check (the chapter reads the three records together)."),
+            "in sharing the weights only. One learning-rate grid, 3e-4, 1e-3, 3e-3, 1e-2 and "
+            "3e-2 (x3 apart): the looped block at all five here; the distinct blocks and the "
+            "one block at 1e-2 and 3e-2 here, at 1e-3 and 3e-3 in induction_depth_sweep and "
+            "induction_rate_check (the chapter reads the three records together), and not "
+            "below 1e-3, where both already did worse than at 3e-3."),
         measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
 
 
