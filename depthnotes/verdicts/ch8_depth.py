@@ -23,8 +23,9 @@ from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
 from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
                                           NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, Arm,
-                                          Ranking, RatePick, best_rate, combine, compare,
-                                          compare_many, summarise, word_for)
+                                          Difference, Outcome, Ranking, RatePick, best_rate,
+                                          claim_outcome, combine, compare, compare_many,
+                                          from_bracket, outcome, summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -180,6 +181,165 @@ def loop_word(cells: list[LoopCell]) -> str:
     if not cells:
         raise ValueError("loop_word needs at least one (n, k) cell")
     return combine([c.word for c in cells])
+
+
+# -- X1 on chapter 3's induction task: the test the chapter's verdict rests on -------------
+#: The three kinds of stack X1 compares (the names its figures and explorer use).
+ONCE, DISTINCT, LOOPED = "one block once", "distinct blocks", "one block, looped"
+LOOP_KINDS = (ONCE, DISTINCT, LOOPED)
+#: Accuracy points a difference must exceed to matter (chapter 3's margin for the same task),
+#: and the most the looped block may fall short of the distinct blocks and still stand in for
+#: them.
+LOOP_MARGIN = 0.05
+
+
+def loop_arms(looped, *others) -> dict[str, dict[float, tuple]]:
+    """``{kind: {learning rate: (record, arm)}}`` for X1 on the induction task: the looped
+    arms of ``looped`` (``looped_induction``, whose arms carry ``loops``) and, from it and the
+    ``others`` (chapter 3's ``induction_depth_sweep`` and ``induction_rate_check``), the arms
+    of the same width with as many distinct blocks as the looped block's applications
+    (``DISTINCT``) or one block (``ONCE``). Every record must share the seeds, and a kind may
+    not have two arms at one rate."""
+    looped_infos = [looped.arm(a)["info"] for a in looped.arms
+                    if "loops" in looped.arm(a)["info"]]
+    if not looped_infos:
+        raise ValueError(f"record {looped.name!r} has no looped arm (an arm whose info "
+                         f"gives 'loops')")
+    loops = {i["loops"] for i in looped_infos}
+    width = {i["d_model"] for i in looped_infos}
+    if len(loops) != 1 or len(width) != 1:
+        raise ValueError(f"the looped arms must share one loop count and one width, got "
+                         f"loops {sorted(loops)} and widths {sorted(width)}")
+    (n,), (d,) = loops, width
+    out: dict[str, dict[float, tuple]] = {kind: {} for kind in LOOP_KINDS}
+    for rec in (looped, *others):
+        if list(rec.seeds) != list(looped.seeds):
+            raise ValueError(f"record {rec.name!r} has seeds {list(rec.seeds)}, "
+                             f"{looped.name!r} has {list(looped.seeds)}: X1 pairs the "
+                             "records' seeds, so they must be the same")
+        for a in rec.arms:
+            info = rec.arm(a)["info"]
+            if info.get("d_model") != d:
+                continue
+            kind = (LOOPED if "loops" in info else DISTINCT if info["n_layer"] == n
+                    else ONCE if info["n_layer"] == 1 else None)
+            if kind is None:
+                continue
+            lr = float(info["lr"])
+            if lr in out[kind]:
+                raise ValueError(f"two arms of {kind!r} at lr {lr:g}: "
+                                 f"{out[kind][lr][1]!r} and {a!r} (in {rec.name!r})")
+            out[kind][lr] = (rec, a)
+    for kind, by_rate in out.items():
+        if not by_rate:
+            raise ValueError(f"no arm of {kind!r} (width {d}, {n} applications) in records "
+                             f"{[r.name for r in (looped, *others)]}")
+    return {kind: dict(sorted(by_rate.items())) for kind, by_rate in out.items()}
+
+
+def loop_accuracy(rec, arm: str, k: int) -> list[float | None]:
+    """Per-seed ``k``-hop accuracy of ``arm``; None for a run that diverged (the evidence
+    library counts it at zero, an answer to nothing)."""
+    finals = [rec.run(arm, s)["final"] for s in rec.seeds]
+    return [None if f.get("diverged") else f[f"accuracy_k{k}"] for f in finals]
+
+
+@dataclass(frozen=True)
+class LoopedTest:
+    """X1 on the induction task at one hop count ``k``: each kind's learning-rate grid
+    (``grid``: per-seed accuracies), its best rate (``picks``, the evidence library's
+    ``RatePick``: does the grid bracket it?), its seeds at that rate (``at_best``), the
+    positive control (``control``: distinct blocks against one block once) and the two parts
+    of the claim, each an evidence ``Outcome``."""
+
+    k: int
+    loops: int
+    margin: float
+    grid: dict[str, dict[float, list]]
+    picks: dict[str, RatePick]
+    at_best: dict[str, Arm]
+    control: Difference
+    beats_once: Outcome
+    matches_distinct: Outcome
+
+    @property
+    def has_control(self) -> bool:
+        """The distinct blocks clearly beat one block once (each at its best rate)."""
+        return word_for(self.control, DISTINCT) == REPRODUCED
+
+    @property
+    def parts(self) -> tuple[Outcome, Outcome]:
+        return self.beats_once, self.matches_distinct
+
+    @property
+    def word(self) -> str:
+        """The trained half's word: its two parts combined (``evidence.claim_outcome``)."""
+        return claim_outcome(self.parts)
+
+
+def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> LoopedTest:
+    """X1's trained half on the induction task, by the evidence library's rules.
+
+    Each kind (one block once, n distinct blocks, one block looped n times) is taken at its
+    own best learning rate for ``k``-hop accuracy on the one grid (``evidence.best_rate``,
+    higher is better). The comparison is testable only when (1) the positive control holds:
+    the distinct blocks clearly beat one block once, so there is a serial advantage for the
+    looped block to stand in for; and (2) every kind's grid brackets its best rate. Then:
+
+    * *beats one block once*: ``evidence.outcome`` of the looped block against one block once
+      (reproduced when clearly above, contradicted when clearly below, else not shown);
+    * *matches the distinct blocks*: a claim of no loss, so its test is one-sided with the
+      margin as the allowed shortfall: contradicted when the distinct blocks are clearly
+      better (separated seeds, a gap beyond ``margin``); reproduced when the looped block's
+      mean falls short by at most ``margin`` (or is above); not shown when it falls short by
+      more than ``margin`` without the seeds being separated.
+    """
+    check_number("margin", margin, low=0.0)
+    arms = loop_arms(looped, *others)
+    grid = {kind: {lr: loop_accuracy(rec, a, k) for lr, (rec, a) in by_rate.items()}
+            for kind, by_rate in arms.items()}
+    picks = {kind: best_rate(g, better="higher", margin=margin, ceiling=0.0)
+             for kind, g in grid.items()}
+    at_best = {kind: summarise(kind, grid[kind][p.best], better="higher", ceiling=0.0)
+               for kind, p in picks.items()}
+    rec, arm = next(iter(arms[LOOPED].values()))
+    loops = rec.arm(arm)["info"]["loops"]
+    control = compare(at_best[DISTINCT], at_best[ONCE], better="higher", margin=margin)
+    testable, why = from_bracket(*picks.values())
+    if word_for(control, DISTINCT) != REPRODUCED:
+        testable = False
+        why = (f"no positive control: {loops} distinct blocks do not clearly beat one block "
+               f"once at k = {k} (means {at_best[DISTINCT].mean:.3f} and "
+               f"{at_best[ONCE].mean:.3f}, {control.verdict})")
+    vs_once = compare(at_best[LOOPED], at_best[ONCE], better="higher", margin=margin)
+    beats = outcome(vs_once, LOOPED, part="beats one block once", testable=testable,
+                    why_not=why)
+    vs_distinct = compare(at_best[LOOPED], at_best[DISTINCT], better="higher", margin=margin)
+    part = "matches distinct blocks"
+    short = at_best[DISTINCT].mean - at_best[LOOPED].mean
+    if not testable:
+        matches = Outcome(NOT_TESTABLE, part, why, vs_distinct)
+    elif vs_distinct.clear and vs_distinct.better == DISTINCT:
+        matches = Outcome(CONTRADICTED, part, None, vs_distinct)
+    elif short <= margin:
+        matches = Outcome(REPRODUCED, part, None, vs_distinct)
+    else:
+        matches = Outcome(NOT_SHOWN, part, None, vs_distinct, False)
+    return LoopedTest(k, loops, float(margin), grid, picks, at_best, control, beats, matches)
+
+
+def loop_rate_curves(looped, *others, lr: float, k: int) -> dict[str, tuple[list, list]]:
+    """Per-seed ``k``-hop accuracy during training (``Record.curves``: steps and one list
+    per seed) of every kind run at learning rate ``lr`` (``loop_arms``; a kind not run at
+    ``lr`` is left out). What chapter 8's explorer draws."""
+    out = {}
+    for kind, by_rate in loop_arms(looped, *others).items():
+        for rate, (rec, arm) in by_rate.items():
+            if math.isclose(rate, lr, rel_tol=1e-9):
+                out[kind] = rec.curves(arm, f"accuracy_k{k}")
+    if not out:
+        raise ValueError(f"no arm ran at lr {lr:g}")
+    return out
 
 
 #: X1's cost half: the looped model has n blocks' decode latency when its time per token is

@@ -1,0 +1,140 @@
+"""Chapter 8's X1 on the induction task (``verdicts.ch8_depth.judge_looped``), on records
+built by hand: which arms it reads from the three records, the positive control, the
+bracket of every grid, and the two parts' words."""
+
+import pytest
+
+from depthnotes.verdicts import ch8_depth as dv
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED)
+from fake_records import stored_record
+
+RATES = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def _run(acc, diverged=False):
+    return {"final": {"accuracy_k4": acc, "accuracy_k1": 1.0, "diverged": diverged},
+            "curves": {"accuracy_steps": [100, 200], "accuracy_k4": [acc / 2, acc]}}
+
+
+def _arm(values):
+    return [_run(v) if v is not None else _run(0.5, diverged=True) for v in values]
+
+
+def _records(looped, distinct, once, seeds=(0, 1, 2)):
+    """The three records X1 reads: ``looped`` maps each of ``RATES`` to three accuracies at
+    k = 4; ``distinct`` and ``once`` map 1e-3, 3e-3, 1e-2 and 3e-2 to theirs (1e-3 in the
+    sweep, 3e-3 in the rate check, the rest in the looped record, as stored)."""
+    def info(L, lr):
+        return {"n_layer": L, "d_model": 64, "lr": lr}
+
+    arms = {f"1 block x4 lr={lr:g}": ({"loops": 4, "n_layer": 4, "n_unique_blocks": 1,
+                                       "d_model": 64, "lr": lr}, _arm(v))
+            for lr, v in looped.items()}
+    for lr in (1e-2, 3e-2):
+        arms[f"L=4 d=64 lr={lr:g}"] = (info(4, lr), _arm(distinct[lr]))
+        arms[f"L=1 d=64 lr={lr:g}"] = (info(1, lr), _arm(once[lr]))
+
+    def chapter3(lr, name):
+        return stored_record({
+            f"L=1 d=64 lr={lr:g}": (info(1, lr), _arm(once[lr])),
+            f"L=4 d=64 lr={lr:g}": (info(4, lr), _arm(distinct[lr])),
+            f"L=2 d=64 lr={lr:g}": (info(2, lr), _arm([0.9] * 3)),      # not read
+            f"L=4 d=52 lr={lr:g}": (info(4, lr) | {"d_model": 52}, _arm([0.1] * 3))},
+            seeds=seeds, name=name)
+
+    return (stored_record(arms, name="looped_induction"),
+            chapter3(1e-3, "induction_depth_sweep"), chapter3(3e-3, "induction_rate_check"))
+
+
+def _grid(peak_lr, peak, low=0.3, rates=RATES, jitter=(0.0, 0.01, -0.01)):
+    """A grid whose accuracy peaks at ``peak_lr`` (``peak``) and is ``low`` elsewhere."""
+    return {lr: [(peak if lr == peak_lr else low) + j for j in jitter] for lr in rates}
+
+
+DISTINCT4 = _grid(3e-3, 0.97, rates=RATES[1:])
+ONCE4 = _grid(3e-3, 0.42, low=0.38, rates=RATES[1:])
+
+
+def test_reads_each_kind_from_the_three_records():
+    recs = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
+    arms = dv.loop_arms(*recs)
+    assert list(arms[dv.LOOPED]) == list(RATES)
+    assert list(arms[dv.DISTINCT]) == list(arms[dv.ONCE]) == list(RATES[1:])
+    assert arms[dv.DISTINCT][1e-3][0].name == "induction_depth_sweep"
+    assert arms[dv.ONCE][3e-3][0].name == "induction_rate_check"
+    assert arms[dv.DISTINCT][3e-2][1] == "L=4 d=64 lr=0.03"
+
+
+def test_a_looped_block_that_stands_in():
+    t = dv.judge_looped(*_records(_grid(1e-3, 0.95), DISTINCT4, ONCE4), k=4)
+    assert t.has_control and t.loops == 4
+    assert {kind: p.best for kind, p in t.picks.items()} == {
+        dv.LOOPED: 1e-3, dv.DISTINCT: 3e-3, dv.ONCE: 3e-3}
+    assert t.picks[dv.LOOPED].bracketed and t.picks[dv.DISTINCT].bracketed
+    assert t.picks[dv.ONCE].flat and t.picks[dv.ONCE].judgeable   # 0.38 to 0.42: inside 0.05
+    assert t.beats_once.word == REPRODUCED
+    assert t.matches_distinct.word == REPRODUCED       # 0.02 short: inside the margin
+    assert t.word == REPRODUCED
+
+
+def test_clearly_short_of_the_distinct_blocks():
+    t = dv.judge_looped(*_records(_grid(1e-3, 0.70), DISTINCT4, ONCE4), k=4)
+    assert t.beats_once.word == REPRODUCED
+    assert t.matches_distinct.word == CONTRADICTED
+    assert t.word == IN_PART
+
+
+def test_short_by_more_than_the_margin_inside_the_noise():
+    looped = _grid(1e-3, 0.88, jitter=(0.0, 0.1, -0.1))      # 0.78 to 0.98
+    t = dv.judge_looped(*_records(looped, DISTINCT4, ONCE4), k=4)
+    assert t.matches_distinct.word == NOT_SHOWN
+    assert t.matches_distinct.leans_as_claimed is False
+
+
+def test_no_positive_control_means_no_test():
+    distinct = _grid(3e-3, 0.43, low=0.38, rates=RATES[1:])
+    t = dv.judge_looped(*_records(_grid(1e-3, 0.95), distinct, ONCE4), k=4)
+    assert not t.has_control
+    assert [p.word for p in t.parts] == [NOT_TESTABLE, NOT_TESTABLE]
+    assert "no positive control" in t.beats_once.reason
+    assert t.word == NOT_TESTABLE
+
+
+@pytest.mark.parametrize("edge", [RATES[0], RATES[-1]])
+def test_a_best_rate_at_the_grid_edge_means_no_test(edge):
+    t = dv.judge_looped(*_records(_grid(edge, 0.95), DISTINCT4, ONCE4), k=4)
+    assert t.has_control and not t.picks[dv.LOOPED].bracketed
+    assert t.word == NOT_TESTABLE
+    assert "does not bracket" in t.matches_distinct.reason
+
+
+def test_a_diverged_seed_counts_as_answering_nothing():
+    looped = _grid(1e-3, 0.95)
+    looped[3e-2] = [None, 0.3, 0.3]
+    t = dv.judge_looped(*_records(looped, DISTINCT4, ONCE4), k=4)
+    assert t.grid[dv.LOOPED][3e-2][0] is None
+    assert t.word == REPRODUCED                        # the best rate is untouched
+
+
+def test_records_must_share_seeds_and_not_repeat_an_arm():
+    looped, sweep, check = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
+    other = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4, seeds=(3, 4, 5))[1]
+    with pytest.raises(ValueError, match="seeds"):
+        dv.loop_arms(looped, other, check)
+    with pytest.raises(ValueError, match="two arms"):
+        dv.loop_arms(looped, sweep, sweep)
+    with pytest.raises(ValueError, match="no looped arm"):
+        dv.loop_arms(sweep, check)
+
+
+def test_curves_at_one_rate():
+    recs = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
+    at_low = dv.loop_rate_curves(*recs, lr=3e-4, k=4)
+    assert list(at_low) == [dv.LOOPED]                 # only the looped block ran at 3e-4
+    at_mid = dv.loop_rate_curves(*recs, lr=3e-3, k=4)
+    assert set(at_mid) == set(dv.LOOP_KINDS)
+    steps, values = at_mid[dv.DISTINCT]
+    assert steps[0] == [100, 200] and values[0] == [0.485, 0.97]
+    with pytest.raises(ValueError, match="no arm ran"):
+        dv.loop_rate_curves(*recs, lr=0.5, k=4)
