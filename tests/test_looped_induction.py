@@ -138,3 +138,46 @@ def test_curves_at_one_rate():
     assert steps[0] == [100, 200] and values[0] == [0.485, 0.97]
     with pytest.raises(ValueError, match="no arm ran"):
         dv.loop_rate_curves(*recs, lr=0.5, k=4)
+
+
+def test_the_grid_figure_draws_every_seed_and_rings_each_best_rate():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from depthnotes.page.plots import LOOP_COLORS, plot_loop_grid
+
+    looped = _grid(1e-3, 0.95)
+    looped[3e-2] = [None, 0.3, 0.3]
+    t = dv.judge_looped(*_records(looped, DISTINCT4, ONCE4), k=4)
+    fig, ax = plt.subplots()
+    try:
+        lines = plot_loop_grid(ax, t)
+        assert {kind: line.get_color() for kind, line in lines.items()} == LOOP_COLORS
+        assert list(lines[dv.LOOPED].get_xdata()) == list(RATES)
+        assert lines[dv.LOOPED].get_ydata()[-1] == pytest.approx(0.2)   # the diverged seed: 0
+        rings = [line for line in ax.lines if line.get_markersize() == 12]
+        assert sorted((r.get_xdata()[0], r.get_ydata()[0]) for r in rings) == sorted(
+            (t.picks[kind].best, t.at_best[kind].mean) for kind in dv.LOOP_KINDS)
+        assert ax.get_xscale() == "log" and ax.get_ylabel() == "4-hop accuracy"
+    finally:
+        plt.close(fig)
+
+
+def test_the_explorer_curves_draw_each_kind_run_at_the_rate():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from depthnotes.page.plots import LOOP_STYLES, plot_loop_rate_curves
+
+    recs = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
+    fig, ax = plt.subplots()
+    try:
+        means = plot_loop_rate_curves(ax, dv.loop_rate_curves(*recs, lr=1e-2, k=4), 1e-2, 4)
+        assert set(means) == set(dv.LOOP_KINDS)
+        assert len(ax.lines) == 3 * (3 + 1)           # three seeds and a mean per kind
+        assert {k: m.get_linestyle() for k, m in means.items()} == LOOP_STYLES
+        assert ax.get_title() == "learning rate 0.01, k = 4"
+    finally:
+        plt.close(fig)

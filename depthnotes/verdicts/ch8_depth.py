@@ -16,16 +16,18 @@ counts as the lowest any run of the comparison reached.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
-from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, Arm,
-                                          Difference, Outcome, Ranking, RatePick, best_rate,
-                                          claim_outcome, combine, compare, compare_many,
-                                          from_bracket, outcome, summarise, word_for)
+from depthnotes.verdicts.evidence import (ABOVE, BELOW, CLEAR, CONTRADICTED, FLAT_EXPONENT,
+                                          MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
+                                          WITHIN_NOISE, Arm, Difference, Outcome, Ranking,
+                                          RatePick, against, best_rate, claim_outcome,
+                                          combine, compare, compare_many, from_bracket,
+                                          outcome, summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -120,37 +122,6 @@ def one_block_pick(looped, sweep, k: int) -> tuple[str, RatePick]:
 def one_block_best(looped, sweep, k: int) -> str:
     """The arm of ``one_block_pick``: one block applied once at its best rate for ``k``."""
     return one_block_pick(looped, sweep, k)[0]
-
-
-def loop_series(looped, sweep, k: int) -> dict[str, dict[int, list]]:
-    """Per-seed ``k``-hop accuracy by number of block applications n, for ``"distinct
-    blocks"`` and ``"one block, looped"``; n = 1 is one block once (``one_block_best``) in
-    both."""
-    acc, ref = looped.final(f"accuracy_k{k}"), sweep.final(f"accuracy_k{k}")
-    once = ref[one_block_best(looped, sweep, k)]
-    infos = [looped.arm(a)["info"] for a in looped.arms]
-    return {"distinct blocks": {1: once} | {i["loops"]: ref[i["distinct_arm"]] for i in infos},
-            "one block, looped": {1: once} | {i["loops"]: acc[a]
-                                              for a, i in zip(looped.arms, infos)}}
-
-
-def loop_curves(looped, sweep, loops: int, k: int) -> dict[str, tuple[list, list]]:
-    """Per-seed ``k``-hop accuracy during training (``Record.curves``: steps and values, one
-    list per seed) at ``loops`` block applications: one block applied once (the sweep's best
-    rate at this k), and for ``loops`` >= 2 also ``"distinct blocks"`` (``loops`` of them) and
-    ``"one block, looped"`` (``loops`` times; the names of ``loop_series``). What chapter 8's
-    explorer and its static figure draw."""
-    by_loops = {looped.arm(a)["info"]["loops"]: a for a in looped.arms}
-    if loops != 1 and loops not in by_loops:
-        raise ValueError(f"loops must be 1 or one of the record's loop counts "
-                         f"{sorted(by_loops)}, got {loops!r}")
-    key = f"accuracy_k{k}"
-    out = {"one block once": sweep.curves(one_block_best(looped, sweep, k), key)}
-    if loops != 1:
-        arm = by_loops[loops]
-        out["distinct blocks"] = sweep.curves(looped.arm(arm)["info"]["distinct_arm"], key)
-        out["one block, looped"] = looped.curves(arm, key)
-    return out
 
 
 def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
@@ -347,22 +318,34 @@ def loop_rate_curves(looped, *others, lr: float, k: int) -> dict[str, tuple[list
 LOOP_TIME_SHARE = 0.5
 
 
-def loop_time_share(t_looped: float, t_distinct: float, t_once: float) -> float:
-    """Where the looped model's time per token lies between one block applied once (0) and
-    n distinct blocks (1): (t_looped - t_once) / (t_distinct - t_once)."""
-    for name, t in (("t_looped", t_looped), ("t_distinct", t_distinct), ("t_once", t_once)):
-        check_number(name, t, low=0.0, low_open=True)
-    if not t_distinct > t_once:
-        raise ValueError(f"n distinct blocks ({t_distinct:g}) must take longer than one block "
-                         f"once ({t_once:g}) for the share to mean anything")
-    return (t_looped - t_once) / (t_distinct - t_once)
+@dataclass(frozen=True)
+class LoopCost:
+    """X1's cost half from one timing: the looped model's share of the way from one block
+    once (0) to n distinct blocks (1), one per timing round in which the distinct stack was
+    slower than the single block (``shares``), their median (``share``), and the word."""
+
+    shares: tuple[float, ...]
+    share: float | None
+    word: str
 
 
-def loop_cost_word(share: float, threshold: float = LOOP_TIME_SHARE) -> str:
-    """X1's cost half (one block's parameters, n blocks' decode latency): reproduced when the
-    looped model's ``loop_time_share`` is above ``threshold``, else not shown here."""
-    check_number("share", share)
-    return REPRODUCED if share > threshold else NOT_SHOWN
+def loop_cost(looped, distinct, once, threshold: float = LOOP_TIME_SHARE) -> LoopCost:
+    """X1's cost half from three ``bench.latency.Timing``s measured round-robin (sample *i* of
+    each is round *i*): each round's share (t_looped - t_once) / (t_distinct - t_once), judged
+    against ``threshold`` by the evidence library (``evidence.against``): reproduced (n blocks'
+    latency) when the shares lie clearly above it, contradicted here when clearly below (the
+    looped model decodes faster than the claim says, as when its one block stays in cache),
+    else not shown here. A round in which n distinct blocks were not slower than one block
+    (the machine was busy) says nothing and is left out; with fewer than
+    ``evidence.MIN_SEEDS`` rounds left the timing cannot judge (not testable here)."""
+    check_number("threshold", threshold)
+    shares = tuple((t - o) / (d - o) for t, d, o in zip(looped.samples, distinct.samples,
+                                                         once.samples) if d > o)
+    if len(shares) < MIN_SEEDS:
+        return LoopCost(shares, None, NOT_TESTABLE)
+    side = against(shares, threshold)
+    word = REPRODUCED if side == ABOVE else CONTRADICTED if side == BELOW else NOT_SHOWN
+    return LoopCost(shares, statistics.median(shares), word)
 
 
 # -- X2: does the best learning rate move with depth? ---------------------------------------
