@@ -22,9 +22,9 @@ def _arm(values):
 
 
 def _records(looped, distinct, once, seeds=(0, 1, 2)):
-    """The three records X1 reads: ``looped`` maps each of ``RATES`` to three accuracies at
-    k = 4; ``distinct`` and ``once`` map 1e-3, 3e-3, 1e-2 and 3e-2 to theirs (1e-3 in the
-    sweep, 3e-3 in the rate check, the rest in the looped record, as stored)."""
+    """The four records X1 reads: ``looped`` maps each of ``RATES`` to three accuracies at
+    k = 4, and so do ``distinct`` and ``once`` (1e-3 in the sweep, 3e-3 in the rate check,
+    3e-4 in the low record, 1e-2 and 3e-2 in the looped record, as stored)."""
     def info(L, lr):
         return {"n_layer": L, "d_model": 64, "lr": lr}
 
@@ -43,8 +43,12 @@ def _records(looped, distinct, once, seeds=(0, 1, 2)):
             f"L=4 d=52 lr={lr:g}": (info(4, lr) | {"d_model": 52}, _arm([0.1] * 3))},
             seeds=seeds, name=name)
 
+    low = stored_record({f"L={L} d=64 lr=0.0003": (info(L, 3e-4), _arm(by_rate[3e-4]))
+                         for L, by_rate in ((4, distinct), (1, once))},
+                        seeds=seeds, name="looped_induction_low")
     return (stored_record(arms, name="looped_induction"),
-            chapter3(1e-3, "induction_depth_sweep"), chapter3(3e-3, "induction_rate_check"))
+            chapter3(1e-3, "induction_depth_sweep"), chapter3(3e-3, "induction_rate_check"),
+            low)
 
 
 def _grid(peak_lr, peak, low=0.3, rates=RATES, jitter=(0.0, 0.01, -0.01)):
@@ -52,15 +56,15 @@ def _grid(peak_lr, peak, low=0.3, rates=RATES, jitter=(0.0, 0.01, -0.01)):
     return {lr: [(peak if lr == peak_lr else low) + j for j in jitter] for lr in rates}
 
 
-DISTINCT4 = _grid(3e-3, 0.97, rates=RATES[1:])
-ONCE4 = _grid(3e-3, 0.42, low=0.38, rates=RATES[1:])
+DISTINCT4 = _grid(3e-3, 0.97)
+ONCE4 = _grid(3e-3, 0.42, low=0.38)
 
 
-def test_reads_each_kind_from_the_three_records():
+def test_reads_each_kind_from_the_four_records():
     recs = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
     arms = dv.loop_arms(*recs)
-    assert list(arms[dv.LOOPED]) == list(RATES)
-    assert list(arms[dv.DISTINCT]) == list(arms[dv.ONCE]) == list(RATES[1:])
+    assert all(list(arms[kind]) == list(RATES) for kind in dv.LOOP_KINDS)
+    assert arms[dv.ONCE][3e-4][0].name == "looped_induction_low"
     assert arms[dv.DISTINCT][1e-3][0].name == "induction_depth_sweep"
     assert arms[dv.ONCE][3e-3][0].name == "induction_rate_check"
     assert arms[dv.DISTINCT][3e-2][1] == "L=4 d=64 lr=0.03"
@@ -93,7 +97,7 @@ def test_short_by_more_than_the_margin_inside_the_noise():
 
 
 def test_no_positive_control_means_no_test():
-    distinct = _grid(3e-3, 0.43, low=0.38, rates=RATES[1:])
+    distinct = _grid(3e-3, 0.43, low=0.38)
     t = dv.judge_looped(*_records(_grid(1e-3, 0.95), distinct, ONCE4), k=4)
     assert not t.has_control
     assert [p.word for p in t.parts] == [NOT_TESTABLE, NOT_TESTABLE]
@@ -118,7 +122,7 @@ def test_a_diverged_seed_counts_as_answering_nothing():
 
 
 def test_records_must_share_seeds_and_not_repeat_an_arm():
-    looped, sweep, check = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
+    looped, sweep, check, low = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
     other = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4, seeds=(3, 4, 5))[1]
     with pytest.raises(ValueError, match="seeds"):
         dv.loop_arms(looped, other, check)
@@ -130,8 +134,8 @@ def test_records_must_share_seeds_and_not_repeat_an_arm():
 
 def test_curves_at_one_rate():
     recs = _records(_grid(1e-3, 0.95), DISTINCT4, ONCE4)
-    at_low = dv.loop_rate_curves(*recs, lr=3e-4, k=4)
-    assert list(at_low) == [dv.LOOPED]                 # only the looped block ran at 3e-4
+    at_low = dv.loop_rate_curves(*recs[:3], lr=3e-4, k=4)
+    assert list(at_low) == [dv.LOOPED]      # without the low record, only the looped block
     at_mid = dv.loop_rate_curves(*recs, lr=3e-3, k=4)
     assert set(at_mid) == set(dv.LOOP_KINDS)
     steps, values = at_mid[dv.DISTINCT]

@@ -281,6 +281,9 @@ def plot_loop_grid(ax, test) -> dict:
         best = test.picks[kind].best
         ax.plot([best], [test.at_best[kind].mean], "o", ms=12, mfc="none", mec=color, mew=1.5)
     ax.set_xscale("log")
+    rates = sorted({lr for by_rate in test.grid.values() for lr in by_rate})
+    ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
+    ax.minorticks_off()
     ax.set(xlabel="peak learning rate (ringed: each kind's best)",
            ylabel=f"{test.k}-hop accuracy", ylim=(0, 1.02))
     ax.legend(loc="lower left")
