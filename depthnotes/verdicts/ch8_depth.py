@@ -167,8 +167,8 @@ LOOP_MARGIN = 0.05
 def loop_arms(looped, *others) -> dict[str, dict[float, tuple]]:
     """``{kind: {learning rate: (record, arm)}}`` for X1 on the induction task: the looped
     arms of ``looped`` (``looped_induction``, whose arms carry ``loops``) and, from it and the
-    ``others`` (chapter 3's ``induction_depth_sweep`` and ``induction_rate_check``), the arms
-    of the same width with as many distinct blocks as the looped block's applications
+    ``others`` (chapter 3's ``induction_depth_sweep`` and ``induction_rate_check``, and
+    ``looped_induction_low``), the arms of the same width with as many distinct blocks as the looped block's applications
     (``DISTINCT``) or one block (``ONCE``). Every record must share the seeds, and a kind may
     not have two arms at one rate."""
     looped_infos = [looped.arm(a)["info"] for a in looped.arms
@@ -186,8 +186,8 @@ def loop_arms(looped, *others) -> dict[str, dict[float, tuple]]:
     for rec in (looped, *others):
         if list(rec.seeds) != list(looped.seeds):
             raise ValueError(f"record {rec.name!r} has seeds {list(rec.seeds)}, "
-                             f"{looped.name!r} has {list(looped.seeds)}: X1 pairs the "
-                             "records' seeds, so they must be the same")
+                             f"{looped.name!r} has {list(looped.seeds)}: X1 compares arms "
+                             "trained from the same seeds")
         for a in rec.arms:
             info = rec.arm(a)["info"]
             if info.get("d_model") != d:
