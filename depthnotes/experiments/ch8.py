@@ -64,8 +64,6 @@ UNRECORDED = {
     "looped_induction": "27 runs of 8,000 steps (about 2.5 CPU-hours); the record is being "
                         "made: notebooks/records/looped_induction.journal/ holds the runs "
                         "finished so far, and the same command trains only the rest",
-    "looped_induction_low": "6 runs of 8,000 steps (about 25 CPU-minutes), made with "
-                            "looped_induction",
 }
 
 
