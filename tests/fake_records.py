@@ -78,8 +78,9 @@ def info(L, d, lr, *families):
 
 
 class FakeCurveRecord:
-    """The parts of ``records.Record`` that chapter 8's k-hop curves read (``loop_curves``):
-    arms with info, final accuracies, and one accuracy curve per arm, k and seed."""
+    """The parts of ``records.Record`` that chapter 8's first X1 test reads (``loop_cells``,
+    on pointer chasing): arms with info, final accuracies, and one accuracy curve per arm, k
+    and seed."""
 
     def __init__(self, arms, max_hops=2):  # arms: name -> (info, {k: [[curve] per seed]})
         self._arms = arms

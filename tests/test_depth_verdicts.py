@@ -325,13 +325,6 @@ def test_one_block_once_is_picked_by_the_evidence_librarys_best_rate():
         dv.one_block_pick(*_ones({0.003: [0.5] * 3}, width=32), 2)
 
 
-def test_loop_series_puts_one_block_once_at_n_1_in_both():
-    looped, sweep = _khop([0.9, 0.9, 0.9], [0.8, 0.8, 0.8], [0.3, 0.31, 0.32])
-    series = dv.loop_series(looped, sweep, 2)
-    assert series["distinct blocks"] == {1: [0.3, 0.31, 0.32], 2: [0.8, 0.8, 0.8]}
-    assert series["one block, looped"] == {1: [0.3, 0.31, 0.32], 2: [0.9, 0.9, 0.9]}
-
-
 def test_final_probes_measure_each_application():
     """An arm's info["final_probes"] adds per-layer lists to a corpus run's finals (one
     entry per application, also for a weight-shared model); unknown names are refused."""
@@ -355,19 +348,6 @@ def test_final_probes_measure_each_application():
     assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
     with pytest.raises(ValueError, match="final_probes"):
         final_probes(model, corpus, Arm("c", cfg, recipe, {"final_probes": ["cka"]}))
-
-
-def test_loop_curves_give_each_seed_of_the_three_stacks():
-    looped, sweep = loop_records()
-    curves = dv.loop_curves(looped, sweep, 2, 2)
-    assert list(curves) == ["one block once", "distinct blocks", "one block, looped"]
-    assert curves["one block once"] == sweep.curves("L=1 d=64 lr=0.003", "accuracy_k2")
-    assert curves["distinct blocks"] == sweep.curves("L=2 d=64 lr=0.003", "accuracy_k2")
-    steps, values = curves["one block, looped"]
-    assert values == [[0.1, 0.4, 0.9]] * 3 and steps == [[10, 20, 30]] * 3
-    assert list(dv.loop_curves(looped, sweep, 1, 1)) == ["one block once"]
-    with pytest.raises(ValueError, match=r"loops must be 1 or one of .* \[2\], got 3"):
-        dv.loop_curves(looped, sweep, 3, 2)
 
 
 def test_a_cell_says_whether_the_distinct_blocks_beat_one_block_once():
@@ -412,17 +392,24 @@ def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
     assert dv.transfer_cost_word(dv.transfer_costs(dv.lr_optima(rec))) == NOT_TESTABLE
 
 
-def test_loop_cost_word_reads_the_share_of_the_way_to_distinct_blocks():
-    assert dv.loop_time_share(8.0, 10.0, 2.0) == pytest.approx(0.75)
-    assert dv.loop_time_share(2.0, 10.0, 2.0) == 0.0
-    assert dv.loop_cost_word(dv.loop_time_share(8.65, 10.36, 1.41)) == REPRODUCED
-    assert dv.loop_cost_word(dv.loop_time_share(4.0, 10.0, 2.0)) == NOT_SHOWN   # 0.25
-    assert dv.loop_cost_word(0.5) == NOT_SHOWN                    # more than half the way
-    assert dv.loop_cost_word(0.3, threshold=0.2) == REPRODUCED
-    with pytest.raises(ValueError, match="must take longer"):
-        dv.loop_time_share(3.0, 2.0, 2.0)
-    with pytest.raises(ValueError, match="t_once"):
-        dv.loop_time_share(3.0, 4.0, 0.0)
+def test_loop_cost_judges_each_rounds_share_of_the_way_to_distinct_blocks():
+    from depthnotes.bench.latency import Timing
+
+    once = Timing.of([2.0, 2.0, 2.0, 2.0])
+    distinct = Timing.of([10.0, 10.0, 10.0, 10.0])
+    cost = dv.loop_cost(Timing.of([8.0, 8.2, 7.8, 8.0]), distinct, once)
+    assert cost.shares == pytest.approx((0.75, 0.775, 0.725, 0.75))
+    assert cost.share == pytest.approx(0.75) and cost.word == REPRODUCED
+    # clearly below half the way: the looped model decodes faster than the claim says
+    assert dv.loop_cost(Timing.of([4.0, 4.2, 3.8, 4.0]), distinct, once).word == CONTRADICTED
+    # rounds on both sides of the threshold: within noise
+    assert dv.loop_cost(Timing.of([4.0, 9.0, 5.0, 8.0]), distinct, once).word == NOT_SHOWN
+    assert dv.loop_cost(Timing.of([4.0] * 4), distinct, once, threshold=0.2).word == REPRODUCED
+    # a busy round where ten "distinct" ms came out below one block's is left out; with
+    # fewer than three rounds left the timing cannot judge (and nothing raises)
+    busy = Timing.of([10.0, 1.0, 1.0, 10.0])
+    cost = dv.loop_cost(Timing.of([8.0] * 4), busy, once)
+    assert len(cost.shares) == 2 and cost.share is None and cost.word == NOT_TESTABLE
 
 
 def test_coordinate_word_needs_the_standard_to_grow_and_the_scaled_rules_flat():

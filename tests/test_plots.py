@@ -65,20 +65,6 @@ def test_finals_draw_a_dot_per_seed_and_a_mean_bar(ax):
         plot_seed_finals(ax, {"x": []})
 
 
-def test_loop_curves_draw_each_seed_of_each_stack_in_its_colour(ax):
-    from fake_records import loop_records
-
-    from depthnotes.page.plots import LOOP_COLORS, plot_loop_curves
-
-    looped, sweep = loop_records()
-    means = plot_loop_curves(ax, looped, sweep, 2, 2)
-    assert list(means) == ["one block once", "distinct blocks", "one block, looped"]
-    assert len(ax.lines) == 3 * (3 + 1)                  # three seeds and a mean per stack
-    assert {n: m.get_color() for n, m in means.items()} == LOOP_COLORS
-    assert list(means["one block, looped"].get_ydata()) == pytest.approx([0.1, 0.4, 0.9])
-    assert ax.get_title() == "n = 2, k = 2" and ax.get_ylim() == (0, 1.02)
-
-
 def test_depth_curves_tell_six_depths_apart_by_colour_and_style(ax):
     """Chapter 3's learning curves: six depths in one panel, each its own colour and line
     style, with no two of the near colours (blue and sky blue, orange and vermillion)

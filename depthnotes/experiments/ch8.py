@@ -45,46 +45,84 @@ def looped_khop(quick: bool = False) -> Experiment:
 
 #: X1 on the induction task: the depth at which looped and distinct blocks are compared, the
 #: k that judges them (distinct blocks of this depth clearly beat one block there in the
-#: sweep), and the one learning-rate grid every arm is scored on.
+#: sweep), and the one learning-rate grid every arm is scored on (x3 apart). The looped block
+#: runs at all five rates in ``looped_induction``: its one block receives the gradient of
+#: every application, so its best rate may sit lower than the distinct blocks'. The distinct
+#: blocks and the one block ran at 1e-3 and 3e-3 in chapter 3's records; they run at the two
+#: rates above in ``looped_induction`` and at the one below in ``looped_induction_low`` (a
+#: record of its own, defined after the first had started: accuracy saturates near 1, so 1e-3
+#: can tie with the best, and only a clearly worse rate below it brackets the optimum).
 LOOPED_DEPTH = 4
 LOOPED_HOPS = 4
-LOOPED_RATES = (1e-3, 3e-3, 1e-2)
+LOOPED_RATES = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+LOOPED_RATES_ABOVE = (1e-2, 3e-2)
+LOOPED_RATES_BELOW = (3e-4,)
 
 
-# Registered (@register) with its record: the record is being made (a registered
-# experiment without a stored record fails tests/test_records.py).
-def looped_induction(quick: bool = False) -> Experiment:
+#: Named experiments of this chapter whose full record is not stored yet, with why.
+UNRECORDED = {
+    "looped_induction": "27 runs of 8,000 steps (about 2.5 CPU-hours); the record is being "
+                        "made: notebooks/records/looped_induction.journal/ holds the runs "
+                        "finished so far, and the same command trains only the rest",
+}
+
+
+def _chapter3_stacks(quick: bool):
+    """Chapter 3's induction sweep, and its arms X1 compares against: ``LOOPED_DEPTH``
+    distinct blocks and one block, both 64 wide (at the sweep's rate, 1e-3)."""
     sweep = induction_depth_sweep(quick)  # chapter 3's task, recipe and seeds
     L = 2 if quick else LOOPED_DEPTH
+    distinct, one = (next(a for a in sweep.arms if a.info["n_layer"] == n
+                          and a.info["d_model"] == 64) for n in (L, 1))
+    return sweep, L, distinct, one
+
+
+def _at_rates(arms, rates) -> list[Arm]:
+    """Each of chapter 3's ``arms`` at each of ``rates`` (the same model, recipe and info)."""
+    return [Arm(a.name.replace("lr=0.001", f"lr={lr:g}"), a.model, a.recipe.replace(lr=lr),
+                {**a.info, "lr": lr}) for lr in rates for a in arms]
+
+
+_X1_TASK = ("Chapter 8 (X1) on chapter 3's task, k-hop induction heads (4 letters, 64 "
+            "symbols, k = 1, 2, 4, 8): one pre-norm block (d = 64, 4 heads) applied "
+            f"{LOOPED_DEPTH} times (n_unique_blocks = 1) against {LOOPED_DEPTH} distinct "
+            "blocks and one block once, judged at k = 4 (the positive control: there four "
+            "distinct blocks beat one block in induction_depth_sweep). Same task, recipe "
+            "(train_on_task, batch 16, 200 warm-up steps, cosine decay, 8,000 steps) and "
+            "seeds (0, 1, 2) as the sweep; the looped arm differs from the distinct one in "
+            "sharing the weights only. One learning-rate grid, 3e-4, 1e-3, 3e-3, 1e-2 and "
+            "3e-2 (x3 apart), read from four records together: the looped block at all five "
+            "in looped_induction; the distinct blocks and the one block at 1e-3 in "
+            "induction_depth_sweep, 3e-3 in induction_rate_check, 1e-2 and 3e-2 in "
+            "looped_induction, 3e-4 in looped_induction_low.")
+
+
+@register
+def looped_induction(quick: bool = False) -> Experiment:
+    sweep, L, distinct, one = _chapter3_stacks(quick)
     rates = LOOPED_RATES[-1:] if quick else LOOPED_RATES
-    distinct = next(a for a in sweep.arms if a.info["n_layer"] == L
-                    and a.info["d_model"] == 64)
-    one = next(a for a in sweep.arms if a.info["n_layer"] == 1
-               and a.info["d_model"] == 64)
+    above = LOOPED_RATES_ABOVE[-1:] if quick else LOOPED_RATES_ABOVE
     arms = [Arm(f"1 block x{L} lr={lr:g}",
                 distinct.model.replace(n_unique_blocks=1), distinct.recipe.replace(lr=lr),
                 {"loops": L, "n_layer": L, "n_unique_blocks": 1, "d_model": 64, "lr": lr,
                  "distinct_arm": distinct.name.replace("lr=0.001", f"lr={lr:g}")})
             for lr in rates]
-    top = rates[-1]                      # the sweep and its rate check ran the other rates
-    for a in (distinct, one):
-        arms.append(Arm(a.name.replace("lr=0.001", f"lr={top:g}"), a.model,
-                        a.recipe.replace(lr=top), {**a.info, "lr": top}))
     return Experiment(
         name="looped_induction", quick=quick,
-        description=(
-            "Chapter 8 (X1) on chapter 3's task, k-hop induction heads (4 letters, 64 "
-            "symbols, k = 1, 2, 4, 8): one pre-norm block (d = 64, 4 heads) applied "
-            f"{LOOPED_DEPTH} times (n_unique_blocks = 1) against {LOOPED_DEPTH} distinct "
-            "blocks, judged at k = 4, where in induction_depth_sweep four distinct blocks "
-            "answer about 0.97 and one block about 0.4 (the positive control). Same task, "
-            "recipe (train_on_task, batch 16, 200 warm-up steps, cosine decay, 8,000 steps) "
-            "and seeds (0, 1, 2) as the sweep; the looped arm differs from the distinct one "
-            "in sharing the weights only. One learning-rate grid for every arm, 1e-3, 3e-3 "
-            "and 1e-2: the looped block at all three here; the distinct blocks and the one "
-            "block at 1e-2 here, at 1e-3 and 3e-3 in induction_depth_sweep and "
-            "induction_rate_check (the chapter reads the three records together)."),
-        measures=sweep.measures, data=sweep.data, arms=tuple(arms), seeds=sweep.seeds)
+        description=_X1_TASK + " This record: the looped block at five rates, the distinct "
+                               "blocks and the one block at 1e-2 and 3e-2.",
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(arms + _at_rates((distinct, one), above)), seeds=sweep.seeds)
+
+
+@register
+def looped_induction_low(quick: bool = False) -> Experiment:
+    sweep, L, distinct, one = _chapter3_stacks(quick)
+    return Experiment(
+        name="looped_induction_low", quick=quick,
+        description=_X1_TASK + " This record: the distinct blocks and the one block at 3e-4.",
+        measures=sweep.measures, data=sweep.data,
+        arms=tuple(_at_rates((distinct, one), LOOPED_RATES_BELOW)), seeds=sweep.seeds)
 
 
 #: The learning-rate grid of ``depth_lr_transfer``: six rates x2 apart, so that "one grid

@@ -17,7 +17,7 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 
 from depthnotes.page.standard import COLUMN_PX, install_png_formatter
-from depthnotes.verdicts.ch8_depth import loop_curves
+from depthnotes.verdicts.ch8_depth import DISTINCT, LOOPED, ONCE
 
 #: One colour per norm placement, the same in every chapter (Okabe & Ito: vermillion, blue,
 #: bluish green, which stay apart under the common colour-vision deficiencies).
@@ -255,23 +255,49 @@ def plot_hop_circuit(ax, k: int, doubling: bool, color: str = CYCLE[0], start: s
     return k if not doubling else len(jumps)
 
 
-# -- chapter 8: looped vs distinct blocks, during training -----------------------------------
-#: One colour per kind of stack in chapter 8's k-hop figures (``depth_verdicts.loop_curves``
-#: names; the first two as in the chapter's figure of final accuracies).
-LOOP_COLORS = {"distinct blocks": CYCLE[0], "one block, looped": CYCLE[1],
-               "one block once": CYCLE[7]}
+# -- chapter 8: looped vs distinct blocks --------------------------------------------------
+#: One colour, line style and marker per kind of stack in chapter 8's X1 figures (the kinds
+#: of ``verdicts.ch8_depth.loop_arms``), so the three stay apart without colour.
+LOOP_COLORS = {DISTINCT: CYCLE[0], LOOPED: CYCLE[1], ONCE: CYCLE[7]}
+LOOP_STYLES = {DISTINCT: "-", LOOPED: "--", ONCE: ":"}
+LOOP_MARKERS = {DISTINCT: "o", LOOPED: "s", ONCE: "^"}
 
 
-def plot_loop_curves(ax, looped, sweep, loops: int, k: int) -> dict:
-    """Each seed's ``k``-hop accuracy during training at ``loops`` block applications, on
-    ``ax``: one block once, ``loops`` distinct blocks and one block looped ``loops`` times
-    (``depth_verdicts.loop_curves`` of the records ``looped_khop`` and
-    ``khop_depth_sweep``). Returns ``{series name: mean line}``."""
+def plot_loop_grid(ax, test) -> dict:
+    """X1's learning-rate grid on ``ax`` from a ``verdicts.ch8_depth.LoopedTest``: the
+    judged hop count's accuracy against the learning rate, each seed a small mark (a diverged
+    seed at 0, as the evidence library counts it), each kind's mean a line, and the best rate
+    the verdict uses ringed. Returns ``{kind: mean line}``."""
+    lines = {}
+    for kind, by_rate in test.grid.items():
+        color, marker = LOOP_COLORS[kind], LOOP_MARKERS[kind]
+        rates = list(by_rate)
+        scored = {lr: [0.0 if v is None else v for v in vs] for lr, vs in by_rate.items()}
+        for lr, values in scored.items():
+            ax.plot([lr] * len(values), values, marker, color=color, ms=3.5, alpha=0.45)
+        means = [sum(v) / len(v) for v in scored.values()]
+        (lines[kind],) = ax.plot(rates, means, color=color, ls=LOOP_STYLES[kind],
+                                 marker=marker, label=kind, **MEAN_STYLE)
+        best = test.picks[kind].best
+        ax.plot([best], [test.at_best[kind].mean], "o", ms=12, mfc="none", mec=color, mew=1.5)
+    ax.set_xscale("log")
+    rates = sorted({lr for by_rate in test.grid.values() for lr in by_rate})
+    ax.set_xticks(rates, [f"{lr:g}" for lr in rates])
+    ax.minorticks_off()
+    ax.set(xlabel="peak learning rate (ringed: each kind's best)",
+           ylabel=f"{test.k}-hop accuracy", ylim=(0, 1.02))
+    ax.legend(loc="lower left")
+    return lines
+
+
+def plot_loop_rate_curves(ax, curves: dict, lr: float, k: int) -> dict:
+    """Each seed's ``k``-hop accuracy during training of every kind run at ``lr``, on ``ax``
+    (``curves``: ``verdicts.ch8_depth.loop_rate_curves``). Returns ``{kind: mean line}``."""
     means = {}
-    for name, (steps, values) in loop_curves(looped, sweep, loops, k).items():
-        means[name] = plot_seed_curves(ax, steps, values, color=LOOP_COLORS[name],
-                                       label=name)[1]
-    ax.set(title=f"n = {loops}, k = {k}", xlabel="training step",
+    for kind, (steps, values) in curves.items():
+        means[kind] = plot_seed_curves(ax, steps, values, color=LOOP_COLORS[kind], label=kind,
+                                       linestyle=LOOP_STYLES[kind])[1]
+    ax.set(title=f"learning rate {lr:g}, k = {k}", xlabel="training step",
            ylabel=f"{k}-hop accuracy", ylim=(0, 1.02))
-    ax.legend()
+    ax.legend(loc="lower right")
     return means

@@ -176,27 +176,30 @@ def budget_explorer(base: ModelConfig, measured=(), budgets=(25_000, 50_000, 100
     ], show)
 
 
-# -- chapter 8: looped vs distinct blocks on k-hop chasing ----------------------------------
-def loop_explorer(looped, sweep):
-    """Pick a number of block applications n and a hop count k -> each seed's k-hop accuracy
-    during training for one block once, n distinct blocks and one block looped n times
-    (``plots.plot_loop_curves`` of the records ``looped_khop`` and ``khop_depth_sweep``)."""
+# -- chapter 8: looped vs distinct blocks on k-hop induction heads --------------------------
+def loop_explorer(looped, *others, ks=(1, 2, 4, 8)):
+    """Pick a learning rate and a hop count k -> each seed's k-hop accuracy during training
+    for every kind of stack run at that rate: one block once, n distinct blocks and one block
+    looped n times (``plots.plot_loop_rate_curves`` of ``verdicts.ch8_depth.loop_rate_curves``
+    on the records ``looped_induction``, ``looped_induction_low``, ``induction_depth_sweep``
+    and ``induction_rate_check``)."""
     from depthnotes.page.explorer import Control, Explorer, figure_frame
-    from depthnotes.page.plots import new_figure, plot_loop_curves
+    from depthnotes.page.plots import new_figure, plot_loop_rate_curves
+    from depthnotes.verdicts.ch8_depth import loop_arms, loop_rate_curves
 
-    loops = sorted(looped.arm(a)["info"]["loops"] for a in looped.arms)
-    hops = list(range(1, sweep.config["data"]["max_hops"] + 1))
+    rates = sorted({lr for by_rate in loop_arms(looped, *others).values() for lr in by_rate})
 
-    def show(n, k):
+    def show(lr, k):
+        curves = loop_rate_curves(looped, *others, lr=lr, k=k)
         fig, (ax,) = new_figure(height=3.4, per_row=1)
-        plot_loop_curves(ax, looped, sweep, n, k)
-        return figure_frame(fig, alt=f"{k}-hop accuracy during training, each seed and the "
-                                     f"mean: one block applied once, {n} distinct blocks and "
-                                     f"one block looped {n} times")
+        plot_loop_rate_curves(ax, curves, lr, k)
+        return figure_frame(fig, alt=f"{k}-hop accuracy during training at learning rate "
+                                     f"{lr:g}, each seed and the mean: "
+                                     + ", ".join(curves))
 
-    return Explorer("Looped or distinct blocks on k-hop chasing", [
-        Control("n", "n (applications)", tuple(sorted({1, *loops})), loops[0]),
-        Control("k", "k (hops)", tuple(hops), min(2, hops[-1])),
+    return Explorer("Looped or distinct blocks on k-hop induction heads", [
+        Control("lr", "learning rate", tuple(rates), rates[len(rates) // 2]),
+        Control("k", "k (hops)", tuple(ks), 4 if 4 in ks else ks[0]),
     ], show)
 
 

@@ -295,13 +295,17 @@ FINDINGS: dict[str, Finding] = {
     "C17": _F("", "At equal parameters 12 blocks take {c17_ratio_small} times as long per "
                   "token as one; read from memory, 48 blocks take {c17_large_ratio} times as "
                   "long as 6.", None),
-    "X1 #1": _F("cost", "One block applied 8 times has {x1_params_looped} parameters against "
-                        "{x1_params_distinct}, and takes {x1_share} of the way from one "
-                        "block's time per token to eight blocks'.", None),
-    "X1 #2": _F("trained", "On pointer chasing distinct blocks clearly beat one block once in "
-                           "{x1_ref} of {x1_cells} (loops, k) cells: no positive control, so "
-                           "no test; the induction-task record is defined, not yet run.",
-                NOT_TESTABLE),
+    "X1 cost": _F("cost", "One block applied 8 times has {x1_params_looped} parameters against "
+                          "{x1_params_distinct}, and decodes a token in {x1_ms_looped} ms "
+                          "against {x1_ms_distinct} for eight distinct blocks and {x1_ms_once} "
+                          "for one block once.", None),
+    "X1 beats one block once": _F("beats one block once", "At k = {x1_k}, each at its best "
+                                  "rate, one block applied {x1_loops} times answers "
+                                  "{x1_acc_looped} of the queries, one block once "
+                                  "{x1_acc_once}.", "TBD"),
+    "X1 matches distinct blocks": _F("matches distinct blocks", "{x1_loops} distinct blocks "
+                                     "answer {x1_acc_distinct} at their best rate, the looped "
+                                     "block {x1_acc_looped}.", "TBD"),
     "X2 #1": _F("one step", "One Adam step moves the stream like L^{x2_exp_std} without a "
                             "rule, L^{x2_exp_inv} with 1/L branches.", REPRODUCED),
     "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "

@@ -16,15 +16,18 @@ counts as the lowest any run of the comparison reached.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
-from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, WITHIN_NOISE, ArmSeeds,
-                                          Ranking, RatePick, best_rate, combine, compare,
-                                          compare_many, summarise, word_for)
+from depthnotes.verdicts.evidence import (ABOVE, BELOW, CLEAR, CONTRADICTED, FLAT_EXPONENT,
+                                          MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
+                                          WITHIN_NOISE, ArmSeeds, Difference, Outcome,
+                                          Ranking, RatePick, against, best_rate,
+                                          claim_outcome, combine, compare, compare_many,
+                                          from_bracket, outcome, summarise, word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -121,37 +124,6 @@ def one_block_best(looped, sweep, k: int) -> str:
     return one_block_pick(looped, sweep, k)[0]
 
 
-def loop_series(looped, sweep, k: int) -> dict[str, dict[int, list]]:
-    """Per-seed ``k``-hop accuracy by number of block applications n, for ``"distinct
-    blocks"`` and ``"one block, looped"``; n = 1 is one block once (``one_block_best``) in
-    both."""
-    acc, ref = looped.final(f"accuracy_k{k}"), sweep.final(f"accuracy_k{k}")
-    once = ref[one_block_best(looped, sweep, k)]
-    infos = [looped.arm(a)["info"] for a in looped.arms]
-    return {"distinct blocks": {1: once} | {i["loops"]: ref[i["distinct_arm"]] for i in infos},
-            "one block, looped": {1: once} | {i["loops"]: acc[a]
-                                              for a, i in zip(looped.arms, infos)}}
-
-
-def loop_curves(looped, sweep, loops: int, k: int) -> dict[str, tuple[list, list]]:
-    """Per-seed ``k``-hop accuracy during training (``Record.curves``: steps and values, one
-    list per seed) at ``loops`` block applications: one block applied once (the sweep's best
-    rate at this k), and for ``loops`` >= 2 also ``"distinct blocks"`` (``loops`` of them) and
-    ``"one block, looped"`` (``loops`` times; the names of ``loop_series``). What chapter 8's
-    explorer and its static figure draw."""
-    by_loops = {looped.arm(a)["info"]["loops"]: a for a in looped.arms}
-    if loops != 1 and loops not in by_loops:
-        raise ValueError(f"loops must be 1 or one of the record's loop counts "
-                         f"{sorted(by_loops)}, got {loops!r}")
-    key = f"accuracy_k{k}"
-    out = {"one block once": sweep.curves(one_block_best(looped, sweep, k), key)}
-    if loops != 1:
-        arm = by_loops[loops]
-        out["distinct blocks"] = sweep.curves(looped.arm(arm)["info"]["distinct_arm"], key)
-        out["one block, looped"] = looped.curves(arm, key)
-    return out
-
-
 def loop_cells(looped, sweep, min_k: int = 2) -> list[LoopCell]:
     """Every (n, k) with ``min_k`` <= k <= n (k up to the task's deepest hop) of X1, from the
     record ``looped`` (``looped_khop``) and the record ``sweep`` (``khop_depth_sweep``)."""
@@ -182,27 +154,198 @@ def loop_word(cells: list[LoopCell]) -> str:
     return combine([c.word for c in cells])
 
 
+# -- X1 on chapter 3's induction task: the test the chapter's verdict rests on -------------
+#: The three kinds of stack X1 compares (the names its figures and explorer use).
+ONCE, DISTINCT, LOOPED = "one block once", "distinct blocks", "one block, looped"
+LOOP_KINDS = (ONCE, DISTINCT, LOOPED)
+#: Accuracy points a difference must exceed to matter (chapter 3's margin for the same task),
+#: and the most the looped block may fall short of the distinct blocks and still stand in for
+#: them.
+LOOP_MARGIN = 0.05
+
+
+def loop_arms(looped, *others) -> dict[str, dict[float, tuple]]:
+    """``{kind: {learning rate: (record, arm)}}`` for X1 on the induction task: the looped
+    arms of ``looped`` (``looped_induction``, whose arms carry ``loops``) and, from it and the
+    ``others`` (chapter 3's ``induction_depth_sweep`` and ``induction_rate_check``, and
+    ``looped_induction_low``), the arms of the same width with as many distinct blocks as the looped block's applications
+    (``DISTINCT``) or one block (``ONCE``). Every record must share the seeds, and a kind may
+    not have two arms at one rate."""
+    looped_infos = [looped.arm(a)["info"] for a in looped.arms
+                    if "loops" in looped.arm(a)["info"]]
+    if not looped_infos:
+        raise ValueError(f"record {looped.name!r} has no looped arm (an arm whose info "
+                         f"gives 'loops')")
+    loops = {i["loops"] for i in looped_infos}
+    width = {i["d_model"] for i in looped_infos}
+    if len(loops) != 1 or len(width) != 1:
+        raise ValueError(f"the looped arms must share one loop count and one width, got "
+                         f"loops {sorted(loops)} and widths {sorted(width)}")
+    (n,), (d,) = loops, width
+    out: dict[str, dict[float, tuple]] = {kind: {} for kind in LOOP_KINDS}
+    for rec in (looped, *others):
+        if list(rec.seeds) != list(looped.seeds):
+            raise ValueError(f"record {rec.name!r} has seeds {list(rec.seeds)}, "
+                             f"{looped.name!r} has {list(looped.seeds)}: X1 compares arms "
+                             "trained from the same seeds")
+        for a in rec.arms:
+            info = rec.arm(a)["info"]
+            if info.get("d_model") != d:
+                continue
+            kind = (LOOPED if "loops" in info else DISTINCT if info["n_layer"] == n
+                    else ONCE if info["n_layer"] == 1 else None)
+            if kind is None:
+                continue
+            lr = float(info["lr"])
+            if lr in out[kind]:
+                raise ValueError(f"two arms of {kind!r} at lr {lr:g}: "
+                                 f"{out[kind][lr][1]!r} and {a!r} (in {rec.name!r})")
+            out[kind][lr] = (rec, a)
+    for kind, by_rate in out.items():
+        if not by_rate:
+            raise ValueError(f"no arm of {kind!r} (width {d}, {n} applications) in records "
+                             f"{[r.name for r in (looped, *others)]}")
+    return {kind: dict(sorted(by_rate.items())) for kind, by_rate in out.items()}
+
+
+def loop_accuracy(rec, arm: str, k: int) -> list[float | None]:
+    """Per-seed ``k``-hop accuracy of ``arm``; None for a run that diverged (the evidence
+    library counts it at zero, an answer to nothing)."""
+    finals = [rec.run(arm, s)["final"] for s in rec.seeds]
+    return [None if f.get("diverged") else f[f"accuracy_k{k}"] for f in finals]
+
+
+@dataclass(frozen=True)
+class LoopedTest:
+    """X1 on the induction task at one hop count ``k``: each kind's learning-rate grid
+    (``grid``: per-seed accuracies), its best rate (``picks``, the evidence library's
+    ``RatePick``: does the grid bracket it?), its seeds at that rate (``at_best``), the
+    positive control (``control``: distinct blocks against one block once) and the two parts
+    of the claim, each an evidence ``Outcome``."""
+
+    k: int
+    loops: int
+    margin: float
+    grid: dict[str, dict[float, list]]
+    picks: dict[str, RatePick]
+    at_best: dict[str, ArmSeeds]
+    control: Difference
+    beats_once: Outcome
+    matches_distinct: Outcome
+
+    @property
+    def has_control(self) -> bool:
+        """The distinct blocks clearly beat one block once (each at its best rate)."""
+        return word_for(self.control, DISTINCT) == REPRODUCED
+
+    @property
+    def parts(self) -> tuple[Outcome, Outcome]:
+        return self.beats_once, self.matches_distinct
+
+    @property
+    def word(self) -> str:
+        """The trained half's word: its two parts combined (``evidence.claim_outcome``)."""
+        return claim_outcome(self.parts)
+
+
+def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> LoopedTest:
+    """X1's trained half on the induction task, by the evidence library's rules.
+
+    Each kind (one block once, n distinct blocks, one block looped n times) is taken at its
+    own best learning rate for ``k``-hop accuracy on the one grid (``evidence.best_rate``,
+    higher is better). The comparison is testable only when (1) the positive control holds:
+    the distinct blocks clearly beat one block once, so there is a serial advantage for the
+    looped block to stand in for; and (2) every kind's grid brackets its best rate. Then:
+
+    * *beats one block once*: ``evidence.outcome`` of the looped block against one block once
+      (reproduced when clearly above, contradicted when clearly below, else not shown);
+    * *matches the distinct blocks*: a claim of no loss, so its test is one-sided with the
+      margin as the allowed shortfall: contradicted when the distinct blocks are clearly
+      better (separated seeds, a gap beyond ``margin``); reproduced when the looped block's
+      mean falls short by at most ``margin`` (or is above); not shown when it falls short by
+      more than ``margin`` without the seeds being separated.
+    """
+    check_number("margin", margin, low=0.0)
+    arms = loop_arms(looped, *others)
+    grid = {kind: {lr: loop_accuracy(rec, a, k) for lr, (rec, a) in by_rate.items()}
+            for kind, by_rate in arms.items()}
+    picks = {kind: best_rate(g, better="higher", margin=margin, ceiling=0.0)
+             for kind, g in grid.items()}
+    at_best = {kind: summarise(kind, grid[kind][p.best], better="higher", ceiling=0.0)
+               for kind, p in picks.items()}
+    rec, arm = next(iter(arms[LOOPED].values()))
+    loops = rec.arm(arm)["info"]["loops"]
+    control = compare(at_best[DISTINCT], at_best[ONCE], better="higher", margin=margin)
+    testable, why = from_bracket(*picks.values())
+    if word_for(control, DISTINCT) != REPRODUCED:
+        testable = False
+        why = (f"no positive control: {loops} distinct blocks do not clearly beat one block "
+               f"once at k = {k} (means {at_best[DISTINCT].mean:.3f} and "
+               f"{at_best[ONCE].mean:.3f}, {control.verdict})")
+    vs_once = compare(at_best[LOOPED], at_best[ONCE], better="higher", margin=margin)
+    beats = outcome(vs_once, LOOPED, part="beats one block once", testable=testable,
+                    why_not=why)
+    vs_distinct = compare(at_best[LOOPED], at_best[DISTINCT], better="higher", margin=margin)
+    part = "matches distinct blocks"
+    short = at_best[DISTINCT].mean - at_best[LOOPED].mean
+    if not testable:
+        matches = Outcome(NOT_TESTABLE, part, why, vs_distinct)
+    elif vs_distinct.clear and vs_distinct.better == DISTINCT:
+        matches = Outcome(CONTRADICTED, part, None, vs_distinct)
+    elif short <= margin:
+        matches = Outcome(REPRODUCED, part, None, vs_distinct)
+    else:
+        matches = Outcome(NOT_SHOWN, part, None, vs_distinct, False)
+    return LoopedTest(k, loops, float(margin), grid, picks, at_best, control, beats, matches)
+
+
+def loop_rate_curves(looped, *others, lr: float, k: int) -> dict[str, tuple[list, list]]:
+    """Per-seed ``k``-hop accuracy during training (``Record.curves``: steps and one list
+    per seed) of every kind run at learning rate ``lr`` (``loop_arms``; a kind not run at
+    ``lr`` is left out). What chapter 8's explorer draws."""
+    out = {}
+    for kind, by_rate in loop_arms(looped, *others).items():
+        for rate, (rec, arm) in by_rate.items():
+            if math.isclose(rate, lr, rel_tol=1e-9):
+                out[kind] = rec.curves(arm, f"accuracy_k{k}")
+    if not out:
+        raise ValueError(f"no arm ran at lr {lr:g}")
+    return out
+
+
 #: X1's cost half: the looped model has n blocks' decode latency when its time per token is
 #: more than this share of the way from one block once to n distinct blocks.
 LOOP_TIME_SHARE = 0.5
 
 
-def loop_time_share(t_looped: float, t_distinct: float, t_once: float) -> float:
-    """Where the looped model's time per token lies between one block applied once (0) and
-    n distinct blocks (1): (t_looped - t_once) / (t_distinct - t_once)."""
-    for name, t in (("t_looped", t_looped), ("t_distinct", t_distinct), ("t_once", t_once)):
-        check_number(name, t, low=0.0, low_open=True)
-    if not t_distinct > t_once:
-        raise ValueError(f"n distinct blocks ({t_distinct:g}) must take longer than one block "
-                         f"once ({t_once:g}) for the share to mean anything")
-    return (t_looped - t_once) / (t_distinct - t_once)
+@dataclass(frozen=True)
+class LoopCost:
+    """X1's cost half from one timing: the looped model's share of the way from one block
+    once (0) to n distinct blocks (1), one per timing round in which the distinct stack was
+    slower than the single block (``shares``), their median (``share``), and the word."""
+
+    shares: tuple[float, ...]
+    share: float | None
+    word: str
 
 
-def loop_cost_word(share: float, threshold: float = LOOP_TIME_SHARE) -> str:
-    """X1's cost half (one block's parameters, n blocks' decode latency): reproduced when the
-    looped model's ``loop_time_share`` is above ``threshold``, else not shown here."""
-    check_number("share", share)
-    return REPRODUCED if share > threshold else NOT_SHOWN
+def loop_cost(looped, distinct, once, threshold: float = LOOP_TIME_SHARE) -> LoopCost:
+    """X1's cost half from three ``bench.latency.Timing``s measured round-robin (sample *i* of
+    each is round *i*): each round's share (t_looped - t_once) / (t_distinct - t_once), judged
+    against ``threshold`` by the evidence library (``evidence.against``): reproduced (n blocks'
+    latency) when the shares lie clearly above it, contradicted here when clearly below (the
+    looped model decodes faster than the claim says, as when its one block stays in cache),
+    else not shown here. A round in which n distinct blocks were not slower than one block
+    (the machine was busy) says nothing and is left out; with fewer than
+    ``evidence.MIN_SEEDS`` rounds left the timing cannot judge (not testable here)."""
+    check_number("threshold", threshold)
+    shares = tuple((t - o) / (d - o) for t, d, o in zip(looped.samples, distinct.samples,
+                                                         once.samples) if d > o)
+    if len(shares) < MIN_SEEDS:
+        return LoopCost(shares, None, NOT_TESTABLE)
+    side = against(shares, threshold)
+    word = REPRODUCED if side == ABOVE else CONTRADICTED if side == BELOW else NOT_SHOWN
+    return LoopCost(shares, statistics.median(shares), word)
 
 
 # -- X2: does the best learning rate move with depth? ---------------------------------------
