@@ -636,3 +636,139 @@ def test_exercises_are_numbered_in_order_without_gaps(path):
         elif cell.cell_type == "code":
             for called in _CALLED_ID.findall(cell.source):
                 assert called == task, f"cell {i} checks {called} under the task of {task}"
+
+
+# ---------------------------------------------------------------- the instructor's notes
+
+def _chapter(n: int) -> Path:
+    [path] = [p for p in CHAPTERS if p.name.startswith(f"{n:02d}_")]
+    return path
+
+
+def _solution_cell(exercise: str):
+    """The answer cell of ``exercise`` (the one before the check cell that checks it)."""
+    nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+    [ex] = [e for e in find_exercises(nb) if e.check is not None
+            and f'check("{exercise}"' in nb.cells[e.check].source]
+    return nb.cells[ex.answer]
+
+
+def _solution_config(cell) -> ModelConfig:
+    """The ModelConfig the solution cell builds, from its literal arguments."""
+    [call] = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)
+              and getattr(n.func, "id", "") == "ModelConfig"]
+    return ModelConfig(**{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+
+
+def _printed(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def _quoted(pattern: str, text: str) -> list:
+    """The numbers a note quotes where ``pattern`` (one group per number) matches."""
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not in the note: {text}"
+    return [float(g.replace(",", "")) for g in m.groups()]
+
+
+@pytest.mark.no_edition
+def test_the_1_5_note_quotes_what_the_check_and_the_solution_give():
+    """The widths the note names are where the check's own rule flips on models counted from
+    their tensors, and the gap it quotes is the one the solution cell printed."""
+    from depthnotes.course.answers.ch1 import SOLUTION_1_5, SUBQUESTIONS
+    from depthnotes.course.runs.ch1 import RULE_TOLERANCE
+
+    note, cell = SUBQUESTIONS["1.5"], _solution_cell("1.5")
+    assert _solution_config(cell) == SOLUTION_1_5
+    L = SOLUTION_1_5.n_layer
+
+    def stack_within(d):
+        model = _model(n_layer=L, d_model=d, n_head=1, d_ff=4 * d)
+        return EXERCISES["1.5"].outcome(_non_embedding(model), {"model": model})
+
+    def block_within(d):
+        block = _model(n_layer=1, d_model=d, n_head=1, d_ff=4 * d).h[0]
+        return abs(12 * d * d / sum(p.numel() for p in block.parameters()) - 1) \
+            <= RULE_TOLERANCE
+    [block_d] = _quoted(r"from d = (\d+) up", note)
+    [stack_L, stack_d] = _quoted(r"a stack of (\d+) blocks needs d ≥ (\d+)", note)
+    assert stack_L == L
+    for within, d in ((block_within, int(block_d)), (stack_within, int(stack_d))):
+        assert within(d) and not within(d - 1), (within.__name__, d)
+    [gap] = _quoted(r"model: ([+-]\d+\.\d) %\)", note)
+    solved = _model(**{**SOLUTION_1_5.__dict__, "d_ff": 4 * SOLUTION_1_5.d_model})
+    assert gap == round(100 * (12 * L * SOLUTION_1_5.d_model ** 2
+                               / _non_embedding(solved) - 1), 1)
+    assert f"{gap:+.1f} %" in _printed(cell)
+
+
+@pytest.mark.no_edition
+def test_the_2_7_note_quotes_the_crossings():
+    """The contexts the note quotes are the first T at which 2·L·d·T cached numbers reach the
+    weights (found by counting up, not by the check's formula), and the solution's is the one
+    its cell printed."""
+    from depthnotes.course.answers.ch2 import SOLUTION_2_7, SUBQUESTIONS
+
+    note, cell = SUBQUESTIONS["2.7"], _solution_cell("2.7")
+    assert _solution_config(cell) == SOLUTION_2_7
+
+    def first_T(config):
+        T, weights = 1, count_params(config).total
+        while 2 * config.n_layer * config.d_model * T < weights:
+            T += 1
+        return T
+    small = ModelConfig.preset("gpt2-small")
+    [T_small, window] = _quoted(r"at T = ([\d,]+) for GPT-2 small, beyond its ([\d,]+)-token",
+                                note)
+    assert (T_small, window) == (first_T(small), small.context)
+    [T_deep] = _quoted(r"positions: at T = ([\d,]+)\)", note)
+    assert T_deep == first_T(SOLUTION_2_7)
+    assert f"at T = {int(T_deep):,}" in _printed(cell)
+
+
+@pytest.mark.no_edition
+def test_the_7_3_note_computes_the_fraction_from_the_published_line():
+    """The note's fraction is the head's time over the chapter's line at the depth the task
+    names, from the numbers chapter 7 published (real ones, and made-up ones)."""
+    from depthnotes.course.answers.ch7 import HEAD_FRACTION_DEPTH, SUBQUESTIONS
+    from depthnotes.tools.summaries import chapter_published
+
+    nb = nbformat.read(_chapter(7), as_version=4)
+    [task] = [c.source for c in nb.cells if "**Exercise 7.3.**" in c.source]
+    assert f"`fit_big` at {HEAD_FRACTION_DEPTH} blocks" in task
+    made_up = {"head_ms": "3.00", "fit_big_a": "2.50", "fit_big_b": "0.250",
+               "head_layers": "12"}
+    for published in (made_up, chapter_published(ROOT, "7.3")):
+        note = SUBQUESTIONS["7.3"](published)
+        line = LinearFit(slope=float(published["fit_big_b"]),
+                         intercept=float(published["fit_big_a"]), r2=1.0)
+        [share] = _quoted(r"the head is about (\d+)% of", note)
+        assert share == round(100 * float(published["head_ms"])
+                              / line.predict(HEAD_FRACTION_DEPTH))
+        for name in ("head_ms", "fit_big_a", "fit_big_b", "head_layers"):
+            assert published[name] in note
+    assert "head is about 75%" in SUBQUESTIONS["7.3"](made_up)      # 3 / (2.5 + 6 × 0.25)
+
+
+@pytest.mark.no_edition
+def test_the_8_4_note_quotes_counts_of_the_built_models():
+    """The counts the note quotes are those of the models built and counted from their
+    tensors, and the solution's are the ones its cell printed."""
+    from depthnotes.course.answers.ch8 import SOLUTION_8_4, SUBQUESTIONS
+
+    note, cell = SUBQUESTIONS["8.4"], _solution_cell("8.4")
+    assert _solution_config(cell) == SOLUTION_8_4
+    quoted = re.findall(r"stores ([\d,]+) of ([\d,]+) parameters", note)
+    assert len(quoted) == 2
+    big = SOLUTION_8_4.replace(vocab_size=ModelConfig.preset("gpt2-small").vocab_size)
+    for config, (stored, unshared) in zip((SOLUTION_8_4, big), quoted):
+        with torch.device("meta"):
+            loop = Transformer(config)
+            plain = Transformer(config.replace(n_unique_blocks=None))
+        assert int(stored.replace(",", "")) == sum(p.numel() for p in loop.parameters())
+        assert int(unshared.replace(",", "")) == sum(p.numel() for p in plain.parameters())
+    assert f"{quoted[0][0]} stored of {quoted[0][1]} unshared" in _printed(cell)
+    [embedding, block] = _quoted(r"its (\d+\.\d)M embedding parameters outweigh the "
+                                 r"(\d+\.\d)M of each block", note)
+    assert embedding == round((loop.wte.weight.numel() + loop.wpe.weight.numel()) / 1e6, 1)
+    assert block == round(sum(p.numel() for p in loop.h[0].parameters()) / 1e6, 1)
