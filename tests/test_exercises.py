@@ -24,6 +24,8 @@ from depthnotes.course.check import EXERCISES
 from depthnotes.course.check import (Choice, Experiment, ExerciseError, Function, NotAnswered,
                                      Number, Predict, check, describe, predict)
 from depthnotes.core.fitting import LinearFit
+from depthnotes.experiments.ch3 import INDUCTION_TASK
+from depthnotes.measure.constructions import score
 from depthnotes.bench.latency import LatencyResult, Timing
 from depthnotes.training.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
@@ -133,6 +135,10 @@ KHOP = FakeRecord({
     "L=5": (info(5, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [1, 1, 1], 4: [.9, .95, .6]}),
 })
 
+# Exercise 3.7: a five-block model of chapter 3's task scored at k = 2 without its block 1.
+CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_TASK.seq_len)
+CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
@@ -173,6 +179,11 @@ CASES = {
              {"answer": (FIVE, 27)}]),
     "3.5": ((THREE, 1.0), {"k": 2, "conclusion": True},
             [{"conclusion": False}, {"k": 3}, {"k": 1}, {"answer": (THREE, "1.0")}]),
+    "3.7": ((1, CUT_SCORE), {"model": CUT, "task": INDUCTION_TASK, "k": 2,
+                             "conclusion": CUT_SCORE >= 0.9},
+            [{"conclusion": CUT_SCORE < 0.9}, {"k": 8}, {"answer": (5, CUT_SCORE)},
+             {"answer": (2, CUT_SCORE + 0.01)}, {"answer": (1, 1)}, {"task": "task"},
+             {"answer": (CUT, CUT_SCORE)}]),
     "4.1": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,
              lambda v0, s, L1, L2: math.sqrt((v0 + L2 * s) / (v0 + L1 * s)),
@@ -772,3 +783,44 @@ def test_the_8_4_note_quotes_counts_of_the_built_models():
                                  r"(\d+\.\d)M of each block", note)
     assert embedding == round((loop.wte.weight.numel() + loop.wpe.weight.numel()) / 1e6, 1)
     assert block == round(sum(p.numel() for p in loop.h[0].parameters()) / 1e6, 1)
+
+
+@pytest.mark.no_edition
+def test_the_3_7_note_names_the_blocks_the_check_finds_spare():
+    """The blocks the note calls spare at each k are those without which the kept model scores
+    what the check's own rule calls spare; the relay's are the blocks after its first k + 1."""
+    from depthnotes.course.answers.ch3 import SUBQUESTIONS
+    from depthnotes.experiments.records import load_model, load_record
+    from depthnotes.training.runtime import num_threads
+
+    kept = load_record("induction_models")
+    [arm] = [a for a in kept.arms if kept.arm(a)["info"]["n_layer"] == 5]
+    model = load_model(kept, arm, 0)
+    note = SUBQUESTIONS["3.7"]({})
+    per_k = re.findall(r"at k = (\d), ([\d, ]+|none) \(a relay: ([\d, ]+|none)\)", note)
+    assert [int(k) for k, _, _ in per_k] == [1, 2, 4]
+    for k, spare, relay in per_k:
+        k = int(k)
+        named = [] if spare == "none" else [int(b) for b in spare.split(", ")]
+        assert relay == (", ".join(map(str, range(k + 1, 5))) or "none")
+        for b in range(5):                       # the score the check computes, its rule
+            with num_threads(1):                 # small passes: one thread is the quickest
+                run = (b, score(model, INDUCTION_TASK, k, skip=(b,)))
+            assert EXERCISES["3.7"].outcome(run, {}) == (b in named), (k, run)
+
+
+@pytest.mark.no_edition
+def test_tasks_state_the_thresholds_their_checks_use():
+    """A task that names a threshold names the one its check reads (one place for each rule,
+    and the page's text tied to it)."""
+    from depthnotes.course.runs.ch1 import RULE_TOLERANCE
+    from depthnotes.course.runs.ch3 import SPARE_SCORE
+    from depthnotes.course.runs.ch8 import LOOP_SAVES
+
+    words = {0.5: "half"}
+    for exercise, said in (("1.5", f"within {100 * RULE_TOLERANCE:g} %"),
+                           ("3.7", f"at least {SPARE_SCORE:g}"),
+                           ("8.4", f"under {words[LOOP_SAVES]}")):
+        nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+        [task] = [c.source for c in nb.cells if f"**Exercise {exercise}.**" in c.source]
+        assert said in " ".join(task.split()), (exercise, said)
