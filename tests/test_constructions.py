@@ -102,3 +102,21 @@ def test_scores_by_blocks_are_the_cut_circuits_scores(kind):
         assert by_blocks == [c.score(BUILD[kind](task, k, blocks=b), task, k, 16)
                              for b in range(1, n + 1)], (kind, k)
         assert by_blocks[-1] >= 0.99 and by_blocks[-2] < 0.9, (kind, k, by_blocks)
+
+
+def test_score_without_a_block_is_the_score_of_the_stack_without_it():
+    """``score(..., skip=(b,))`` (exercise 3.7 scores a trained model so) is the score of the
+    same weights with block b taken out: the last block of the relay circuit left out scores
+    what the circuit built one block short scores, and a middle one what the stack of the
+    other blocks scores."""
+    torch.set_num_threads(1)
+    k = 2
+    relay = c.relay_model(TASK, k)                                      # blocks 0, 1, 2
+    short = c.relay_model(TASK, k, blocks=k)
+    assert c.score(relay, TASK, k, N, skip=(k,)) == c.score(short, TASK, k, N) < 0.9
+    assert c.score(relay, TASK, k, N) >= 0.99
+    without_1 = Transformer(relay.config.replace(n_layer=2))           # blocks 0 and 2
+    without_1.load_state_dict({name.replace("h.2.", "h.1."): w
+                               for name, w in relay.state_dict().items()
+                               if not name.startswith("h.1.")})
+    assert c.score(relay, TASK, k, N, skip=(1,)) == c.score(without_1, TASK, k, N)

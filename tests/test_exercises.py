@@ -24,6 +24,8 @@ from depthnotes.course.check import EXERCISES
 from depthnotes.course.check import (Choice, ExerciseError, Function, NotAnswered, Number,
                                      OpenExperiment, Predict, check, describe_check, predict)
 from depthnotes.core.fitting import LinearFit
+from depthnotes.experiments.ch3 import INDUCTION_TASK
+from depthnotes.measure.constructions import score
 from depthnotes.bench.latency import LatencyResult, Timing
 from depthnotes.training.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
@@ -133,6 +135,10 @@ KHOP = FakeRecord({
     "L=5": (info(5, 64, 1e-3, "fixed width"), {1: [1, 1, 1], 2: [1, 1, 1], 4: [.9, .95, .6]}),
 })
 
+# Exercise 3.7: a five-block model of chapter 3's task scored at k = 2 without its block 1.
+CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_TASK.seq_len)
+CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
@@ -173,6 +179,11 @@ CASES = {
              {"answer": (FIVE, 27)}]),
     "3.5": ((THREE, 1.0), {"k": 2, "conclusion": True},
             [{"conclusion": False}, {"k": 3}, {"k": 1}, {"answer": (THREE, "1.0")}]),
+    "3.7": ((1, CUT_SCORE), {"model": CUT, "task": INDUCTION_TASK, "k": 2,
+                             "conclusion": CUT_SCORE >= 0.9},
+            [{"conclusion": CUT_SCORE < 0.9}, {"k": 8}, {"answer": (5, CUT_SCORE)},
+             {"answer": (2, CUT_SCORE + 0.01)}, {"answer": (1, 1)}, {"task": "task"},
+             {"answer": (CUT, CUT_SCORE)}]),
     "4.1": (lambda v0, s, L1, L2: (v0 + L2 * s) / (v0 + L1 * s), {},
             [lambda v0, s, L1, L2: L2 / L1,
              lambda v0, s, L1, L2: math.sqrt((v0 + L2 * s) / (v0 + L1 * s)),
@@ -636,3 +647,180 @@ def test_exercises_are_numbered_in_order_without_gaps(path):
         elif cell.cell_type == "code":
             for called in _CALLED_ID.findall(cell.source):
                 assert called == task, f"cell {i} checks {called} under the task of {task}"
+
+
+# ---------------------------------------------------------------- the instructor's notes
+
+def _chapter(n: int) -> Path:
+    [path] = [p for p in CHAPTERS if p.name.startswith(f"{n:02d}_")]
+    return path
+
+
+def _solution_cell(exercise: str):
+    """The answer cell of ``exercise`` (the one before the check cell that checks it)."""
+    nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+    [ex] = [e for e in find_exercises(nb) if e.check is not None
+            and f'check("{exercise}"' in nb.cells[e.check].source]
+    return nb.cells[ex.answer]
+
+
+def _solution_config(cell) -> ModelConfig:
+    """The ModelConfig the solution cell builds, from its literal arguments."""
+    [call] = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)
+              and getattr(n.func, "id", "") == "ModelConfig"]
+    return ModelConfig(**{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+
+
+def _printed(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def _quoted(pattern: str, text: str) -> list:
+    """The numbers a note quotes where ``pattern`` (one group per number) matches."""
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not in the note: {text}"
+    return [float(g.replace(",", "")) for g in m.groups()]
+
+
+@pytest.mark.no_edition
+def test_the_1_5_note_quotes_what_the_check_and_the_solution_give():
+    """The widths the note names are where the check's own rule flips on models counted from
+    their tensors, and the gap it quotes is the one the solution cell printed."""
+    from depthnotes.course.answers.ch1 import SOLUTION_1_5, SUBQUESTIONS
+    from depthnotes.course.runs.ch1 import RULE_TOLERANCE
+
+    note, cell = SUBQUESTIONS["1.5"], _solution_cell("1.5")
+    assert _solution_config(cell) == SOLUTION_1_5
+    L = SOLUTION_1_5.n_layer
+
+    def stack_within(d):
+        model = _model(n_layer=L, d_model=d, n_head=1, d_ff=4 * d)
+        return EXERCISES["1.5"].outcome(_non_embedding(model), {"model": model})
+
+    def block_within(d):
+        block = _model(n_layer=1, d_model=d, n_head=1, d_ff=4 * d).h[0]
+        return abs(12 * d * d / sum(p.numel() for p in block.parameters()) - 1) \
+            <= RULE_TOLERANCE
+    [block_d] = _quoted(r"from d = (\d+) up", note)
+    [stack_L, stack_d] = _quoted(r"a stack of (\d+) blocks needs d ≥ (\d+)", note)
+    assert stack_L == L
+    for within, d in ((block_within, int(block_d)), (stack_within, int(stack_d))):
+        assert within(d) and not within(d - 1), (within.__name__, d)
+    [gap] = _quoted(r"model: ([+-]\d+\.\d) %\)", note)
+    solved = _model(**{**SOLUTION_1_5.__dict__, "d_ff": 4 * SOLUTION_1_5.d_model})
+    assert gap == round(100 * (12 * L * SOLUTION_1_5.d_model ** 2
+                               / _non_embedding(solved) - 1), 1)
+    assert f"{gap:+.1f} %" in _printed(cell)
+
+
+@pytest.mark.no_edition
+def test_the_2_7_note_quotes_the_crossings():
+    """The contexts the note quotes are the first T at which 2·L·d·T cached numbers reach the
+    weights (found by counting up, not by the check's formula), and the solution's is the one
+    its cell printed."""
+    from depthnotes.course.answers.ch2 import SOLUTION_2_7, SUBQUESTIONS
+
+    note, cell = SUBQUESTIONS["2.7"], _solution_cell("2.7")
+    assert _solution_config(cell) == SOLUTION_2_7
+
+    def first_T(config):
+        T, weights = 1, count_params(config).total
+        while 2 * config.n_layer * config.d_model * T < weights:
+            T += 1
+        return T
+    small = ModelConfig.preset("gpt2-small")
+    [T_small, window] = _quoted(r"at T = ([\d,]+) for GPT-2 small, beyond its ([\d,]+)-token",
+                                note)
+    assert (T_small, window) == (first_T(small), small.context)
+    [T_deep] = _quoted(r"positions: at T = ([\d,]+)\)", note)
+    assert T_deep == first_T(SOLUTION_2_7)
+    assert f"at T = {int(T_deep):,}" in _printed(cell)
+
+
+@pytest.mark.no_edition
+def test_the_7_3_note_computes_the_fraction_from_the_published_line():
+    """The note's fraction is the head's time over the chapter's line at the depth the task
+    names, from the numbers chapter 7 published (real ones, and made-up ones)."""
+    from depthnotes.course.answers.ch7 import HEAD_FRACTION_DEPTH, SUBQUESTIONS
+    from depthnotes.tools.summaries import chapter_published
+
+    nb = nbformat.read(_chapter(7), as_version=4)
+    [task] = [c.source for c in nb.cells if "**Exercise 7.3.**" in c.source]
+    assert f"`fit_big` at {HEAD_FRACTION_DEPTH} blocks" in task
+    made_up = {"head_ms": "3.00", "fit_big_a": "2.50", "fit_big_b": "0.250",
+               "head_layers": "12"}
+    for published in (made_up, chapter_published(ROOT, "7.3")):
+        note = SUBQUESTIONS["7.3"](published)
+        line = LinearFit(slope=float(published["fit_big_b"]),
+                         intercept=float(published["fit_big_a"]), r2=1.0)
+        [share] = _quoted(r"the head is about (\d+)% of", note)
+        assert share == round(100 * float(published["head_ms"])
+                              / line.predict(HEAD_FRACTION_DEPTH))
+        for name in ("head_ms", "fit_big_a", "fit_big_b", "head_layers"):
+            assert published[name] in note
+    assert "head is about 75%" in SUBQUESTIONS["7.3"](made_up)      # 3 / (2.5 + 6 × 0.25)
+
+
+@pytest.mark.no_edition
+def test_the_8_4_note_quotes_counts_of_the_built_models():
+    """The counts the note quotes are those of the models built and counted from their
+    tensors, and the solution's are the ones its cell printed."""
+    from depthnotes.course.answers.ch8 import SOLUTION_8_4, SUBQUESTIONS
+
+    note, cell = SUBQUESTIONS["8.4"], _solution_cell("8.4")
+    assert _solution_config(cell) == SOLUTION_8_4
+    quoted = re.findall(r"stores ([\d,]+) of ([\d,]+) parameters", note)
+    assert len(quoted) == 2
+    big = SOLUTION_8_4.replace(vocab_size=ModelConfig.preset("gpt2-small").vocab_size)
+    for config, (stored, unshared) in zip((SOLUTION_8_4, big), quoted):
+        with torch.device("meta"):
+            loop = Transformer(config)
+            plain = Transformer(config.replace(n_unique_blocks=None))
+        assert int(stored.replace(",", "")) == sum(p.numel() for p in loop.parameters())
+        assert int(unshared.replace(",", "")) == sum(p.numel() for p in plain.parameters())
+    assert f"{quoted[0][0]} stored of {quoted[0][1]} unshared" in _printed(cell)
+    [embedding, block] = _quoted(r"its (\d+\.\d)M embedding parameters outweigh the "
+                                 r"(\d+\.\d)M of each block", note)
+    assert embedding == round((loop.wte.weight.numel() + loop.wpe.weight.numel()) / 1e6, 1)
+    assert block == round(sum(p.numel() for p in loop.h[0].parameters()) / 1e6, 1)
+
+
+@pytest.mark.no_edition
+def test_the_3_7_note_names_the_blocks_the_check_finds_spare():
+    """The blocks the note calls spare at each k are those without which the kept model scores
+    what the check's own rule calls spare; the relay's are the blocks after its first k + 1."""
+    from depthnotes.course.answers.ch3 import SUBQUESTIONS
+    from depthnotes.experiments.records import load_model, load_record
+    from depthnotes.training.runtime import num_threads
+
+    kept = load_record("induction_models")
+    [arm] = [a for a in kept.arms if kept.arm(a)["info"]["n_layer"] == 5]
+    model = load_model(kept, arm, 0)
+    note = SUBQUESTIONS["3.7"]({})
+    per_k = re.findall(r"at k = (\d), ([\d, ]+|none) \(a relay: ([\d, ]+|none)\)", note)
+    assert [int(k) for k, _, _ in per_k] == [1, 2, 4]
+    for k, spare, relay in per_k:
+        k = int(k)
+        named = [] if spare == "none" else [int(b) for b in spare.split(", ")]
+        assert relay == (", ".join(map(str, range(k + 1, 5))) or "none")
+        for b in range(5):                       # the score the check computes, its rule
+            with num_threads(1):                 # small passes: one thread is the quickest
+                run = (b, score(model, INDUCTION_TASK, k, skip=(b,)))
+            assert EXERCISES["3.7"].outcome(run, {}) == (b in named), (k, run)
+
+
+@pytest.mark.no_edition
+def test_tasks_state_the_thresholds_their_checks_use():
+    """A task that names a threshold names the one its check reads (one place for each rule,
+    and the page's text tied to it)."""
+    from depthnotes.course.runs.ch1 import RULE_TOLERANCE
+    from depthnotes.course.runs.ch3 import SPARE_SCORE
+    from depthnotes.course.runs.ch8 import LOOP_SAVES
+
+    words = {0.5: "half"}
+    for exercise, said in (("1.5", f"within {100 * RULE_TOLERANCE:g} %"),
+                           ("3.7", f"at least {SPARE_SCORE:g}"),
+                           ("8.4", f"under {words[LOOP_SAVES]}")):
+        nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+        [task] = [c.source for c in nb.cells if f"**Exercise {exercise}.**" in c.source]
+        assert said in " ".join(task.split()), (exercise, said)

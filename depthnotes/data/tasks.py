@@ -322,14 +322,16 @@ def doubling_depth(hops: int) -> int:
 
 @torch.no_grad()
 def query_accuracy(model, task: PointerChasing, hops: int, n_sequences: int = 256,
-                   seed: int = 10**9) -> float:
+                   seed: int = 10**9, skip=()) -> float:
     """Fraction of ``hops``-hop queries answered exactly (argmax) on fresh sequences.
 
     The default seed range (from 10**9) is far from the training batches' seeds. The model's
-    mode (training or eval) is the same afterwards as before."""
+    mode (training or eval) is the same afterwards as before. ``skip``: blocks left out, by
+    index from 0 (``Transformer.hidden``), to score a trained model without one of them; only
+    passed on when given, so any model that maps ids to ``(logits, loss)`` can be scored."""
     idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)   # (N, seq_len) each
     with eval_mode(model):
-        logits, _ = model(idx)                                            # (N, seq_len, vocab)
+        logits, _ = model(idx, skip=skip) if skip else model(idx)         # (N, seq_len, vocab)
     mask = targets != IGNORE
     return (logits.argmax(-1)[mask] == targets[mask]).float().mean().item()
 

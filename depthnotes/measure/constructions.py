@@ -274,10 +274,11 @@ def doubling_model(task: InductionHops, k: int, blocks: int | None = None) -> Tr
 
 
 def score(model: Transformer, task: InductionHops, k: int, n_sequences: int = 256,
-          seed: int = 10**9) -> float:
+          seed: int = 10**9, skip=()) -> float:
     """Accuracy on k-hop queries of fresh sequences: the chapter's scorer
-    (``data.tasks.query_accuracy``; only positions whose k-hop answer exists count)."""
-    return query_accuracy(model, task, k, n_sequences, seed)
+    (``data.tasks.query_accuracy``; only positions whose k-hop answer exists count), of the
+    model without the blocks in ``skip`` (indices from 0) if any are given."""
+    return query_accuracy(model, task, k, n_sequences, seed, skip=skip)
 
 
 @torch.no_grad()

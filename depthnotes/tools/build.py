@@ -47,7 +47,7 @@ def generate_pages(root: Path = ROOT, student: bool = False) -> list[Path]:
         "course_hours.md": summaries.render_hours(root),
         "course_recommended.md": summaries.render_recommended(root),
         "course_mistakes.md": summaries.render_mistakes(),
-        "course_instructor.md": summaries.render_instructor(student),
+        "course_instructor.md": summaries.render_instructor(student, root),
         "claims.md": claims.render_claims_table(root),
         "status.md": status.render_status(root),
         "api.md": api_page.render_api(root),

@@ -5,7 +5,9 @@ place, the sealed table that ``python -m depthnotes.tools.student`` writes from 
 at the precision the exercise asks for, and hidden cases whose outputs are hashed.
 
 Every expected value is computed — from the package (``count_params``, ``deepnorm_constants``,
-``decode_weight_bytes``) or from the exercise's own cases — never typed in as a result. Each
+``decode_weight_bytes``) or from the exercise's own cases — never typed in as a result; so
+is every number of the notes on the sub-questions (``SUBQUESTIONS``), from the package, the
+check's own rule or the chapter's published numbers, so a note cannot drift from the code. Each
 exercise lists plausible mistakes with their own hints; the hints point at the idea and never
 contain the answer (``tests/test_exercises.py`` checks both). The open exercises (runs judged
 against the student's own measurement) are in ``depthnotes.course.runs``.
@@ -22,6 +24,8 @@ ANSWER_MODULES = (ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8)
 ANSWERS = {k: v for m in ANSWER_MODULES for k, v in m.ANSWERS.items()}
 #: The written questions (graded by hand): model answers and rubrics, by exercise id.
 WRITTEN = {k: v for m in ANSWER_MODULES for k, v in getattr(m, "WRITTEN", {}).items()}
-#: Answers to the tasks' sub-questions that no check reads, by exercise id.
+#: Answers to the tasks' sub-questions that no check reads, by exercise id: text, or for a
+#: note that depends on the machine a function of its chapter's published numbers
+#: (``depthnotes.tools.summaries.render_instructor``).
 SUBQUESTIONS = {k: v for m in ANSWER_MODULES
                 for k, v in getattr(m, "SUBQUESTIONS", {}).items()}

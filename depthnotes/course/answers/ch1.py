@@ -6,6 +6,7 @@ from __future__ import annotations
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.params import count_params
 from depthnotes.course.kinds import Choice, Function, Mistake, Number, Written
+from depthnotes.course.runs.ch1 import RULE_TOLERANCE, rule_gap
 
 
 def _block(d: int, mult: int) -> int:
@@ -82,10 +83,53 @@ WRITTEN = {
         points=3),
 }
 
-#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+#: The model exercise 1.5's solution builds (notebooks/01_parameter_math.ipynb; a test checks
+#: that the solution cell builds this one and prints the gap the note below quotes).
+SOLUTION_1_5 = ModelConfig(n_layer=4, d_model=16, n_head=2, vocab_size=100, context=32)
+
+
+def rule_gap_of(config: ModelConfig) -> float:
+    """The rule against the exact non-embedding count of ``config`` (as exercise 1.5's check
+    compares them): rule / count - 1."""
+    return rule_gap(config.n_layer, config.d_model, count_params(config).non_embedding)
+
+
+def first_width_within(n_layer: int | None) -> int:
+    """The narrowest width at which the rule is within ``RULE_TOLERANCE`` of the exact count:
+    of one block alone (``None``), or of a stack of ``n_layer`` blocks with its final norm.
+    The gap shrinks as d grows (what the rule leaves out grows like d, the rest like d²)."""
+    for d in range(1, 10_000):
+        if n_layer is None:
+            block = count_params(ModelConfig(n_layer=1, d_model=d, n_head=1)).per_block.total
+            gap = 12 * d * d / block - 1
+        else:
+            gap = rule_gap_of(ModelConfig(n_layer=n_layer, d_model=d, n_head=1))
+        if abs(gap) <= RULE_TOLERANCE:
+            return d
+    raise ValueError("no width up to 10,000 is within the tolerance")
+
+
+def _note_1_5() -> str:
+    """Exercise 1.5's sub-question (which choices put the rule within 5 %), every number
+    computed from ``count_params`` and the check's own rule."""
+    solution, d = SOLUTION_1_5, 64
+    counts = count_params(ModelConfig(n_layer=1, d_model=d, n_head=1))
+    per_block = (counts.per_block.total - 12 * d * d) // d        # 13: biases and norms, per d
+    final = counts.final_norm // d                                # 2: the final norm, per d
+    L, wide = solution.n_layer, solution.replace(d_model=2 * solution.d_model)
+    within = f"{100 * RULE_TOLERANCE:g} %"
+    return (f"Within {within} or not depends on the width: the rule leaves out "
+            f"{per_block}d per block (and {final}d for the final norm), a share of about "
+            f"{per_block}/(12d + {per_block}) of a block, which is within {within} "
+            f"from d = {first_width_within(None)} up; with the final norm a stack of {L} "
+            f"blocks needs d ≥ {first_width_within(L)}. So d = {solution.d_model} misses (the "
+            f"solution's {L} x {solution.d_model} model: {100 * rule_gap_of(solution):+.1f} %) "
+            f"and d = {wide.d_model} passes ({100 * rule_gap_of(wide):+.1f} % at the same "
+            "depth).")
+
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes),
+#: computed: a note cannot drift from what the package counts.
 SUBQUESTIONS = {
-    "1.5": "Within 5 % or not depends on the width: the rule leaves out 13d per block (and 2d "
-           "for the final norm), a share of about 13/(12d + 13), which is under 5 % from "
-           "d = 21 up. So d = 16 misses (the solution's 4 x 16 model: -6.6 %) and d = 32 "
-           "passes.",
+    "1.5": _note_1_5(),
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.params import count_params
 from depthnotes.course.kinds import Function, Mistake, Number, Written
+from depthnotes.course.runs.ch2 import cache_crossing
 
 
 def _preset(name: str, **overrides):
@@ -88,10 +89,24 @@ WRITTEN = {
         points=3),
 }
 
-#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+#: The shape exercise 2.7's solution picks (notebooks/02_gpt2_small.ipynb; a test checks that
+#: the solution cell builds this one and prints the crossing the note below quotes).
+SOLUTION_2_7 = ModelConfig(n_layer=48, d_model=64, n_head=2, vocab_size=96, context=4096)
+
+
+def _note_2_7() -> str:
+    """Exercise 2.7's sub-question (which way it goes for a wide and a deep, narrow shape),
+    every number computed by the check's own ``cache_crossing``."""
+    wide, deep = ModelConfig.preset("gpt2-small"), SOLUTION_2_7
+    return (f"The cache overtakes the weights at T = P / (2·L·d) tokens: at T = "
+            f"{cache_crossing(wide):,} for GPT-2 small, beyond its {wide.context:,}-token "
+            "window, so a wide model's weights dominate; a deep, narrow shape with a long "
+            f"window crosses inside it (the solution's {deep.n_layer} x {deep.d_model} with "
+            f"{deep.context:,} positions: at T = {cache_crossing(deep):,}).")
+
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes),
+#: computed: a note cannot drift from what the package counts.
 SUBQUESTIONS = {
-    "2.7": "The cache overtakes the weights at T = P / (2·L·d) numbers per token: about "
-           "6,750 tokens for GPT-2 small, beyond its 1,024-token window, so a wide model's "
-           "weights dominate; a deep, narrow shape with a long window (the solution's "
-           "48 x 64 with 4,096 positions) crosses inside it.",
+    "2.7": _note_2_7(),
 }

@@ -90,9 +90,56 @@ WRITTEN = {
         points=3),
 }
 
+
+def spare_blocks(hops, record: str = "induction_models", n_layer: int = 5) -> dict:
+    """``{k: blocks}`` for each k in ``hops``: the blocks (indices from 0) that the chapter's
+    kept model of ``n_layer`` blocks (seed 0) can do without at k hops, i.e. it still scores at
+    least ``SPARE_SCORE`` on the chapter's task with that block left out (exercise 3.7's
+    check, on every block). About a second on one thread (the book's setting, and the quickest
+    for these small passes): three k, five blocks, 256 sequences each."""
+    from depthnotes.course.runs.ch3 import SPARE_SCORE
+    from depthnotes.experiments.ch3 import INDUCTION_TASK
+    from depthnotes.experiments.records import load_model, load_record
+    from depthnotes.measure.constructions import score
+    from depthnotes.training.runtime import BOOK_THREADS, num_threads
+
+    kept = load_record(record)
+    [arm] = [a for a in kept.arms if kept.arm(a)["info"]["n_layer"] == n_layer]
+    model = load_model(kept, arm, 0)
+    with num_threads(BOOK_THREADS):
+        return {k: [b for b in range(n_layer)
+                    if score(model, INDUCTION_TASK, k, skip=(b,)) >= SPARE_SCORE]
+                for k in hops}
+
+
+def _note_3_7(published: dict[str, str]) -> str:
+    """Exercise 3.7's sub-question (does the trained model follow the relay's order?),
+    computed from the record's kept model by the check's own rule (``spare_blocks``)."""
+    from depthnotes.course.runs.ch3 import SPARE_SCORE
+
+    L, hops = 5, (1, 2, 4)
+
+    def blocks(found):
+        return ", ".join(map(str, found)) if found else "none"
+    spare = spare_blocks(hops, n_layer=L)
+    relay = {k: list(range(k + 1, L)) for k in hops}
+    differ = [k for k in hops if spare[k] != relay[k]]
+    per_k = "; ".join(f"at k = {k}, {blocks(spare[k])} (a relay: {blocks(relay[k])})"
+                      for k in hops)
+    verdict = (f"it does not follow the relay's order at k = {', '.join(map(str, differ))}: "
+               "which blocks it can spare are not simply those after the first k + 1, so the "
+               "attention reading (each later block reads one hop back) does not tell the "
+               "whole story, as the chapter's look inside cautions"
+               if differ else "it follows the relay's order at every k tried")
+    return (f"A relay doing k hops uses its first k + 1 blocks (indices 0 to k): without a "
+            f"later one it still scores, without one of those it fails. The kept {L}-block "
+            f"model scores at least {SPARE_SCORE:g} without these blocks: {per_k}. So {verdict}.")
+
+
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
 SUBQUESTIONS = {
     "3.5": "A relay stack with b < k + 1 blocks does b - 1 exact hops, so at k it answers "
            "the (b - 1)-hop symbol and scores what that symbol's agreement with the k-hop one "
            "is (shorter_hops_baseline(task16, k, b - 1) measures it).",
+    "3.7": _note_3_7,
 }

@@ -71,13 +71,33 @@ WRITTEN = {
         points=3),
 }
 
-#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+#: The depth at which exercise 7.3's task has the student try ``head_fraction`` on the chapter's
+#: own line ("at 6 blocks"; a test reads the task, so the two cannot drift apart).
+HEAD_FRACTION_DEPTH = 6
+
+
+def _note_7_3(published: dict[str, str]) -> str:
+    """Exercise 7.3's sub-question (the head's fraction at ``HEAD_FRACTION_DEPTH`` blocks on
+    the chapter's own line) on the machine that built the site: computed from what chapter 7
+    published there (``published``: name -> the text its stored outputs show, as the site
+    shows it), since it is a timing and depends on the machine."""
+    head, a, b = (float(published[n]) for n in ("head_ms", "fit_big_a", "fit_big_b"))
+    L = HEAD_FRACTION_DEPTH
+    return (f"head_fraction(head_big.median, fit_big, {L}) depends on the machine: it is "
+            f"head_ms / fit_big.predict({L}). On the machine that built the site the head took "
+            f"{published['head_ms']} ms and the line with the head was {published['fit_big_a']}"
+            f" + {published['fit_big_b']}·L ms per token, so at {L} blocks the head is about "
+            f"{head / (a + L * b):.0%} of a token's time (the chapter's summary gives its cost "
+            f"as {published['head_layers']} blocks' time).")
+
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes):
+#: text, or a function of the chapter's published numbers for a note that depends on the
+#: machine (``depthnotes.tools.summaries.render_instructor`` passes them).
 SUBQUESTIONS = {
     "7.2": f"GPT-2 medium reads {_decode_bytes(24, 1024, 50257) / 1e9:.2f} GB of fp32 weights "
            "per token, so at 20 GB/s it cannot decode faster than "
            f"{_decode_bytes(24, 1024, 50257) / 20e9 * 1e3:.0f} ms per token; with this "
            "machine's measured bandwidth, bound_ms(decode_weight_bytes(...), bandwidth).",
-    "7.3": "head_fraction(head_big.median, fit_big, 6) depends on the machine; the chapter's "
-           "summary gives the head's cost in blocks of width 512 on the machine that built "
-           "the site.",
+    "7.3": _note_7_3,
 }

@@ -8,6 +8,7 @@ import math
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.params import count_params
 from depthnotes.course.kinds import Written, Function, Mistake, Number
+from depthnotes.course.runs.ch8 import LOOP_SAVES, unshared_total
 
 
 #: Exercise 8.1's model: 12 applications of 3 stored blocks at d = 128.
@@ -57,10 +58,35 @@ WRITTEN = {
         points=3),
 }
 
-#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes).
+#: The loop exercise 8.4's solution builds (notebooks/08_beyond.ipynb; a test checks that the
+#: solution cell builds this one and prints the counts the note below quotes).
+SOLUTION_8_4 = ModelConfig(n_layer=12, d_model=128, n_head=4, vocab_size=96, context=64,
+                           n_unique_blocks=2)
+
+
+def _note_8_4() -> str:
+    """Exercise 8.4's sub-question (which choices let the embedding table decide), every
+    number computed by ``count_params`` and the check's own comparison."""
+    small = SOLUTION_8_4
+    large = small.replace(vocab_size=ModelConfig.preset("gpt2-small").vocab_size)
+
+    def stores(config):
+        stored, unshared = count_params(config).total, unshared_total(config)
+        return f"{stored:,} of {unshared:,} parameters ({stored / unshared:.0%})"
+    counts = count_params(large)
+    return ("The embedding table decides when V·d + context·d outweighs what sharing "
+            "removes, about 12·d² for each block no longer stored: a narrow model with a "
+            f"large vocabulary. The solution's {small.n_layer} x {small.d_model} loop of "
+            f"{small.n_unique_blocks} stored blocks (vocabulary {small.vocab_size}) stores "
+            f"{stores(small)}, under {LOOP_SAVES:.0%}; with GPT-2's {large.vocab_size:,} "
+            f"tokens the same loop stores {stores(large)}: its "
+            f"{(counts.token_embedding + counts.position_embedding) / 1e6:.1f}M embedding "
+            f"parameters outweigh the {counts.per_block.total / 1e6:.1f}M of each block, so "
+            "looping saves little of the total even though it removes most blocks.")
+
+
+#: Answers to the sub-questions of the tasks that no check reads (the instructor's notes),
+#: computed: a note cannot drift from what the package counts.
 SUBQUESTIONS = {
-    "8.4": "The embedding table decides when V·d + context·d outweighs the blocks' 12·d² "
-           "each: a narrow model with a large vocabulary (GPT-2's 50,257 tokens at d = 128 "
-           "hold 6.4M embedding parameters against 0.2M per block), so looping saves "
-           "little of the total even though it removes most blocks.",
+    "8.4": _note_8_4(),
 }

@@ -18,9 +18,20 @@ def _verify_1_5(count, given):
     return None
 
 
+#: How close the rule 12·L·d² must come to a count to be "within 5 %" (exercise 1.5): the check
+#: and the instructor's note on the exercise (``depthnotes.course.answers.ch1``) both read it.
+RULE_TOLERANCE = 0.05
+
+
+def rule_gap(n_layer: int, d_model: int, count: int) -> float:
+    """The rule 12·L·d² against a non-embedding count: rule / count - 1 (negative when the
+    rule counts too few), the figure exercise 1.5 judges and its solution prints."""
+    return 12 * n_layer * d_model ** 2 / count - 1
+
+
 def _rule_within_5pct(count, given):
     c = given["model"].config
-    return abs(12 * c.n_layer * c.d_model ** 2 / count - 1) <= 0.05
+    return abs(rule_gap(c.n_layer, c.d_model, count)) <= RULE_TOLERANCE
 
 
 GROWTH_OPTIONS = ("less than 4x", "exactly 4x", "more than 4x")

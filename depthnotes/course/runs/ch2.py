@@ -48,16 +48,23 @@ def _flop_growth(flops, given):
         else FLOP_OPTIONS[2]
 
 
+def cache_crossing(config) -> int:
+    """The first context length T at which a KV cache (a key and a value of d numbers per
+    layer and token) holds at least as many numbers as the weights, ``count_params(config)
+    .total``: exercise 2.7's check and the instructor's note on it both compute it here."""
+    from depthnotes.core.params import count_params
+
+    weights = count_params(config).total
+    return -(-weights // (2 * config.n_layer * config.d_model))      # ceiling
+
+
 def _verify_2_7(crossing, given):
     from depthnotes.core.config import ModelConfig
-    from depthnotes.core.params import count_params
 
     config = given["config"]
     if not isinstance(config, ModelConfig):
         return f"pass config= the ModelConfig of your shape, not {type(config).__name__}."
-    weights = count_params(config).total
-    want = -(-weights // (2 * config.n_layer * config.d_model))      # ceiling
-    if crossing != want:
+    if crossing != cache_crossing(config):
         return (f"{crossing!r} is not the first context length at which your shape's cache "
                 "holds at least as many numbers as its weights.")
     return None

@@ -43,6 +43,36 @@ def _verify_3_5(run, given):
     return None
 
 
+#: Exercise 3.7: a block is spare at k when the model still scores at least this without it.
+SPARE_SCORE = 0.9
+
+
+def _verify_3_7(run, given):
+    from depthnotes.data.tasks import InductionHops
+    from depthnotes.measure.constructions import score
+
+    if not (isinstance(run, tuple) and len(run) == 2):
+        return "pass the pair (b_cut, accuracy): the block you left out and the score without it."
+    block, accuracy = run
+    model, task, k = given["model"], given["task"], given["k"]
+    problem = model_problem(model)
+    if problem:
+        return problem
+    if not isinstance(task, InductionHops):
+        return "pass task=task: the chapter's k-hop induction task, which the model learned."
+    L = model.config.n_layer
+    if k not in task.hops or k + 1 > L:
+        return (f"pick k from {[h for h in task.hops if h + 1 <= L]}: the hop counts a relay "
+                f"of {L} blocks can do.")
+    if not (isinstance(block, int) and not isinstance(block, bool) and 0 <= block < L):
+        return f"b_cut is a block's index, from 0 to {L - 1}."
+    if not (isinstance(accuracy, float) and
+            abs(accuracy - score(model, task, k, skip=(block,))) < 1e-6):
+        return (f"{accuracy!r} is not the model's score at k = {k} without block {block}: "
+                "compute it with score(model, task, k, skip=(b_cut,)).")
+    return None
+
+
 RUNS = {
     "3.4": Predict(
         needs=("prediction",), verify=_verify_3_4, outcome=_bucket, options=SCORE_OPTIONS,
@@ -54,4 +84,12 @@ RUNS = {
         idea="relay_model(task16, k, blocks=b) keeps the first b blocks of the relay circuit; "
              "score it at k with score(model, task16, k, n_sequences=64).",
         read="Read your own score: is it at least 0.99 (the circuit works at this k)?"),
+    "3.7": OpenExperiment(
+        needs=("model", "task", "k", "conclusion"), answers=("k", "conclusion"),
+        verify=_verify_3_7, outcome=lambda run, given: run[1] >= SPARE_SCORE,
+        options=(True, False),
+        idea="score(model, task, k, skip=(b,)) scores the model without its block b (indices "
+             "from 0); a block is spare at k when the model still scores at least "
+             f"{SPARE_SCORE:g} without it.",
+        read=f"Read your own score: is it at least {SPARE_SCORE:g} without that block?"),
 }
