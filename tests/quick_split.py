@@ -11,7 +11,8 @@ other experiment in ``test_records_quick_other.py``. Since the task experiments'
 score their learning curves on their few evaluation sequences (``training.tasks``), neither
 file is more than a quarter of the quick path's CPU time (measured on the quick path with two
 workers: about 17 and 27 CPU-seconds of 125), so the worker that finishes its file first
-takes more of the unit-test files and the two end together; the split need not be even. A new experiment lands in one of them by its name, so none is left out.
+takes more of the unit-test files and the two end together; the split need not be even. A
+new experiment lands in one of them by its name, so none is left out.
 """
 
 from __future__ import annotations
