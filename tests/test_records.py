@@ -47,6 +47,20 @@ def test_stored_record_matches_its_definition(path):
     check_current(load_record(path.stem, directory=path.parent))
 
 
+def test_every_full_task_experiment_scores_its_curves_on_curve_sequences():
+    """A task's accuracy curves score ``CURVE_SEQUENCES`` sequences, or the final score's
+    ``eval_sequences`` when fewer (``train_on_task``: a quick run's curves stay cheap). The
+    full experiments' descriptions give the former, so each scores at least that many at
+    the end."""
+    from depthnotes.training.tasks import CURVE_SEQUENCES
+
+    for name in EXPERIMENTS:
+        exp = get_experiment(name)
+        if exp.data_kind != "corpus":
+            assert f"({CURVE_SEQUENCES} sequences" in exp.measures, name
+            assert all(a.recipe.eval_sequences >= CURVE_SEQUENCES for a in exp.arms), name
+
+
 def test_every_experiment_has_its_quick_run_in_one_file():
     """The quick variants are split over two files (``quick_split``): every experiment is in
     exactly one of them."""

@@ -47,12 +47,12 @@ def test_load_from_a_records_folder_next_to_the_working_directory(quick_records,
                                                                   monkeypatch):
     folder = tmp_path / "handout"
     (folder / "records").mkdir(parents=True)
-    shutil.copy(quick_records("khop_depth_sweep") / "khop_depth_sweep.quick.json",
+    shutil.copy(quick_records("deepnorm_1000_layers") / "deepnorm_1000_layers.quick.json",
                 folder / "records")
     monkeypatch.chdir(folder)
-    assert find_record("khop_depth_sweep", quick=True) == \
-        folder / "records" / "khop_depth_sweep.quick.json"
-    assert load_record("khop_depth_sweep", quick=True).quick
+    assert find_record("deepnorm_1000_layers", quick=True) == \
+        folder / "records" / "deepnorm_1000_layers.quick.json"
+    assert load_record("deepnorm_1000_layers", quick=True).quick
 
 
 # -- chapter 6's sweep: the record's runs are budget_sweep's runs ------------------------------

@@ -127,6 +127,29 @@ def test_train_on_task_checks_the_config_and_is_deterministic():
     assert r3.losses != r1.losses                        # the seed reaches init and batches
 
 
+def test_curves_score_no_more_sequences_than_the_final_score():
+    """A curve point scores ``curve_sequences`` sequences, or the recipe's ``eval_sequences``
+    when fewer (a quick run's): the last point, after the last step, is then the final score
+    itself."""
+    task = PointerChasing(max_hops=2, n_nodes=4, n_queries=4)
+    cfg = ModelConfig(n_layer=1, d_model=16, n_head=2, vocab_size=task.vocab_size,
+                      context=task.seq_len)
+    recipe = task_recipe(task, steps=4, batch_size=8, warmup_steps=2, eval_every=2,
+                         eval_sequences=16)
+    model, few = train_on_task(cfg, task, recipe, curve_sequences=128)
+    assert few.curve_steps == (2, 4)
+    for k in task.hops:
+        assert few.accuracy_curves[k][-1] == few.accuracy[k] == query_accuracy(model, task, k, 16)
+    model, many = train_on_task(cfg, task, recipe.replace(eval_sequences=256),
+                                curve_sequences=128)
+    for k in task.hops:
+        assert many.accuracy_curves[k][-1] == query_accuracy(model, task, k, 128)
+        assert many.accuracy[k] == query_accuracy(model, task, k, 256)
+    # the two sizes score this model differently, so the equalities above tell them apart
+    assert any(query_accuracy(model, task, k, 16) != query_accuracy(model, task, k, 128)
+               for k in task.hops)
+
+
 def test_a_task_recipe_is_a_train_config_with_the_tasks_optimizer():
     """One recipe type: a task trains with a TrainConfig whose optimizer settings are
     visible (and stored in a record), not hard-coded in the task driver."""

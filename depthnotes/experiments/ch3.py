@@ -22,8 +22,8 @@ def khop_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4, 5, 6)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4, 6)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = task_recipe(task, steps=30 if quick else 5000,
-                         batch_size=8 if quick else 64, lr=3e-3,
+    recipe = task_recipe(task, steps=20 if quick else 5000,
+                         batch_size=4 if quick else 64, lr=3e-3,
                          warmup_steps=100, eval_sequences=16 if quick else 512,
                          eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
@@ -80,8 +80,8 @@ def khop16_depth_sweep(quick: bool = False) -> Experiment:
     width_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget_depths = (1, 2) if quick else (1, 2, 3, 4)
     budget = count_params_non_embedding(base.replace(n_layer=4))    # the L = 4, d = 64 model
-    recipe = task_recipe(task, steps=30 if quick else 4000,
-                         batch_size=8 if quick else 64, lr=3e-3,
+    recipe = task_recipe(task, steps=20 if quick else 4000,
+                         batch_size=4 if quick else 64, lr=3e-3,
                          warmup_steps=100, eval_sequences=16 if quick else 512,
                          eval_every=10 if quick else 250)
     arms = _khop_family_arms(base, width_depths, budget_depths, budget, recipe,
@@ -195,7 +195,7 @@ def _khop_long(name: str, n_nodes: int, quick: bool, description: str) -> Experi
 
     sweep = khop16_depth_sweep(quick)
     task = dataclasses.replace(sweep.data, n_nodes=n_nodes)
-    recipe = sweep.arms[0].recipe.replace(steps=30 if quick else 12000,
+    recipe = sweep.arms[0].recipe.replace(steps=20 if quick else 12000,
                                           eval_every=10 if quick else 500,
                                           context=task.seq_len)
     base = sweep.arms[0].model.replace(vocab_size=task.vocab_size, context=task.seq_len)

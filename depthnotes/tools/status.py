@@ -81,7 +81,7 @@ def pytest_itemcollected(item) -> None:
 
 #: Test files that open the site or JupyterLab in a browser: run last (see below).
 LAST = ("tests/test_site.py", "tests/test_jupyterlab.py")
-#: The records' quick runs, two files of a minute or two each: first among the unit tests.
+#: The records' quick runs, among the longest unit-test files: first among the unit tests.
 LONG_UNITS = ("tests/test_records_quick_",)
 
 

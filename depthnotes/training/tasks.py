@@ -48,8 +48,12 @@ class TaskRun:
     long_accuracy: dict = None      # {k: (accuracy, queries) on chains >= recipe.long_span}
 
 
+#: Fresh sequences each point of a task's accuracy curves scores (``train_on_task``).
+CURVE_SEQUENCES = 128
+
+
 def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = None, *,
-                  curve_sequences: int = 128) -> tuple[object, TaskRun]:
+                  curve_sequences: int = CURVE_SEQUENCES) -> tuple[object, TaskRun]:
     """Train ``Transformer(config, seed=recipe.seed)`` on ``task`` with the book's one training
     loop (``loop.train``) and ``recipe`` (default: ``task_recipe(task)``), and score it on
     every k.
@@ -60,7 +64,11 @@ def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = Non
     from 10**9 (``query_accuracy``), the same for every seed; a diverged run scores 0. With
     ``recipe.eval_every > 0`` the accuracy on every k is also measured every ``eval_every``
     steps, on ``curve_sequences`` other fresh sequences (the same ones every time): learning
-    curves (chapter 3 asks whether a shape learns slowly or not at all). With
+    curves (chapter 3 asks whether a shape learns slowly or not at all). A curve point never
+    scores more sequences than the final score (``recipe.eval_sequences``, when it is fewer):
+    an experiment's quick run, the test suite's smoke test of its code path, scores a few
+    sequences, and its curves, measured several times per run, would otherwise cost more than
+    its training. (Every full record scores at least 256, so its curves use 128.) With
     ``recipe.long_span > 0`` (an ``InductionHops`` task) the final score also counts, for every
     k, the queries whose chain spans at least that many positions, on the same sequences
     (``span_accuracy``: accuracy and number of such queries). Returns the model and a
@@ -78,6 +86,7 @@ def train_on_task(config, task: PointerChasing, recipe: TrainConfig | None = Non
         raise ValueError(f"recipe.context must be the task's sequence length {task.seq_len}, "
                          f"got {recipe.context} (build the recipe with task_recipe(task, ...))")
     check_int("curve_sequences", curve_sequences, 1)
+    curve_sequences = min(curve_sequences, recipe.eval_sequences)
     if recipe.long_span and not isinstance(task, InductionHops):
         raise ValueError(f"long_span needs an InductionHops task (chains with spans), got "
                          f"{type(task).__name__}; leave long_span at 0")
