@@ -242,10 +242,13 @@ FINDINGS: dict[str, Finding] = {
                  "at 10 (seed pairs {c7_low}–{c7_high}).", REPRODUCED),
     "C8a": _F("", "Over a 96-block stack the largest per-block gradient is at most "
                   "{c8_worst_spread} times the smallest: {c8a_finding}.", NOT_SHOWN),
-    "C8b Xavier": _F("Xavier", "Post-norm with the papers' Xavier init {c8_grid_px}, where "
-                               "pre-norm trains.", REPRODUCED),
-    "C8b small init": _F("small init", "With GPT-2's small init post-norm {c8_rec_pn}: past "
-                                       "a few dozen layers.", CONTRADICTED),
+    "C8b Xavier": _F("Xavier", "Post-norm with the papers' Xavier init trains at L = "
+                               "{c8_px_trains}, stops on some seeds at L = {c8_px_mixed} and "
+                               "on every seed at L = {c8_px_stops}, where pre-norm trains.",
+                     REPRODUCED),
+    "C8b small init": _F("small init", "With GPT-2's small init post-norm trains at L = "
+                                       "{c8_pn_trains}: past a few dozen layers.",
+                         CONTRADICTED),
     "C9a": _F("", "Pre-norm trained in {c9_ok_pre} of {c9_cells} rate × warm-up cells at 8 and "
                   "24 blocks, Xavier post-norm in {c9_ok_post}; deeper, no clear test: the "
                   "grid does not bracket {c9_edge}.", NOT_SHOWN),
