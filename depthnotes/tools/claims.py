@@ -252,7 +252,8 @@ FINDINGS: dict[str, Finding] = {
     "C9a": _F("", "Pre-norm trained in {c9_ok_pre} of {c9_cells} rate × warm-up cells at 8 and "
                   "24 blocks, Xavier post-norm in {c9_ok_post}; deeper, no clear test: the "
                   "grid does not bracket {c9_edge}.", NOT_SHOWN),
-    "C9b rates": _F("rates", "At 4 blocks, {c9s_rate4}.", REPRODUCED),
+    "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
+                             "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
                                  "L = {c9s_needs_at} only; pre-norm trained at the top rate "
                                  "without it.", IN_PART),
