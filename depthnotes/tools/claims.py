@@ -243,8 +243,8 @@ FINDINGS: dict[str, Finding] = {
     "C8a": _F("", "Over a 96-block stack the largest per-block gradient is at most "
                   "{c8_worst_spread} times the smallest: {c8a_finding}.", NOT_SHOWN),
     "C8b Xavier": _F("Xavier", "Post-norm with the papers' Xavier init trains at L = "
-                               "{c8_px_trains}, stops on some seeds at L = {c8_px_mixed} and "
-                               "on every seed at L = {c8_px_stops}, where pre-norm trains.",
+                               "{c8_px_trains}, stops on some seeds at L = {c8b_mixed} and on "
+                               "every seed from L = {c8b_x_depth}, where pre-norm trains.",
                      REPRODUCED),
     "C8b small init": _F("small init", "With GPT-2's small init post-norm trains at L = "
                                        "{c8_pn_trains}: past a few dozen layers.",
