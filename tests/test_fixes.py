@@ -112,10 +112,11 @@ def test_recipe_both_parts_reproduced():
     assert top_trainable(d.rows[("pre", 0)]) == 3e-2          # the grid's top: at least
     assert d.rows[("post", 0)][3e-2].losses[0] == pytest.approx(math.log(65))   # ln V
     assert (d.rate_word, d.warmup_word) == (REPRODUCED, REPRODUCED)
-    assert d.rate_reason == ("without warm-up pre-norm trains up to lr 0.03, post-norm up "
-                             "to 0.003")
-    assert d.warmup_reason == ("50 warm-up steps move post-norm's highest trainable rate "
-                               "from 0.003 to 0.01 and pre-norm's from 0.03 to 0.03")
+    # without warm-up pre-norm trains up to lr 0.03, post-norm up to 0.003; 50 warm-up
+    # steps move post-norm's highest trainable rate from 0.003 to 0.01, pre-norm's stays
+    assert d.warmups == (0, 50) and d.top == 3e-2
+    assert d.tolerance == {("post", 0): 3e-3, ("post", 50): 1e-2, ("pre", 0): 3e-2,
+                           ("pre", 50): 3e-2}
     v = recipe_verdict([d])
     assert (v.rate_word, v.warmup_word, v.skipped) == (REPRODUCED, REPRODUCED, ())
 
@@ -177,7 +178,7 @@ def test_slow_runs_did_not_train_for_the_depth_verdict():
     # train: not shown there
     assert v.comparisons[200].clear and v.words == {48: REPRODUCED, 200: NOT_SHOWN}
     assert v.word == IN_PART and v.holds == (48,)
-    assert "at L = 200 deep is clearly better but does not train" in v.reason
+    assert v.untrained == (200,) and v.within_noise == () and v.unbracketed == {}
 
 
 GRID = (3e-4, 1e-3, 3e-3)
@@ -212,12 +213,14 @@ def test_depth_verdict_at_every_some_and_no_depth():
                         ("post", 48): BAD, ("post", 200): BAD})
     v = depth_verdict(depth_outcomes(rec, BASE, 0.25), "deep", "post")
     assert v.word == IN_PART and v.holds == (48,) and v.words[200] == NOT_SHOWN
-    assert "within noise at L = 200" in v.reason
+    assert v.within_noise == (200,) and v.untrained == ()
+    assert not v.comparisons[200].clear
     rec = depth_record({("deep", 48): BAD, ("deep", 200): BAD,
                         ("post", 48): OK, ("post", 200): OK})
     v = depth_verdict(depth_outcomes(rec, BASE, 0.25), "deep", "post")
     assert v.word == CONTRADICTED and v.holds == ()
-    assert "post is clearly better at L = 48, 200" in v.reason
+    assert v.words == {48: CONTRADICTED, 200: CONTRADICTED}        # post clearly better
+    assert all(v.comparisons[L].best == "post" and v.comparisons[L].clear for L in (48, 200))
     # one depth each way: some depths reproduced is in part, not the worst word
     rec = depth_record({("deep", 48): OK, ("deep", 200): BAD,
                         ("post", 48): BAD, ("post", 200): OK})
@@ -238,7 +241,7 @@ def test_depth_verdict_not_testable_without_a_bracketed_rate():
     v = depth_verdict(depth_outcomes(rec, BASE, 0.25), "deep", "post")
     assert v.comparisons[48].clear                       # clear, but at one rate each
     assert v.words == {48: NOT_TESTABLE} and v.word == NOT_TESTABLE and v.holds == ()
-    assert "L = 48 not testable" in v.reason and "does not bracket" in v.reason
+    assert v.unbracketed == {48: ("deep", "post")}       # neither grid brackets its best
 
 
 def use(ratio, ratio_init, skip_late, skip_early):
@@ -344,13 +347,17 @@ def test_update_verdict():
     v = update_verdict(sizes, "deep", "post")
     assert v.word == REPRODUCED and v.smaller_at == (6, 24, 96)
     assert (v.smaller_word, v.bounded_word) == (REPRODUCED, REPRODUCED)
-    assert "its exponent in L is -0.02 to +0.02" in v.reason
+    deep = v.exponents.arm("deep")                         # its exponent in L, over seeds
+    assert (deep.low, deep.high) == (pytest.approx(-0.02, abs=1e-5),
+                                     pytest.approx(0.02, abs=1e-5))
     # smaller everywhere but growing with L: the bounded part is contradicted
     sizes = update_sizes(update_record(power_law({"post": 0.7, "deep": 0.3},
                                                  scale={"deep": 0.1})))
     v = update_verdict(sizes, "deep", "post")
     assert (v.word, v.smaller_word, v.bounded_word) == (IN_PART, REPRODUCED, CONTRADICTED)
-    assert "+0.28 to +0.32" in v.reason
+    deep = v.exponents.arm("deep")
+    assert (deep.low, deep.high) == (pytest.approx(0.28, abs=1e-5),
+                                     pytest.approx(0.32, abs=1e-5))
     # post-norm at its ceiling at every depth (exponent ~0), DeepNorm below it and growing:
     # the exponents alone would call it the other way; the sizes decide the smaller part
     sizes = update_sizes(update_record(power_law({"post": 0.0, "deep": 0.4},
@@ -363,7 +370,7 @@ def test_update_verdict():
     sizes = update_sizes(update_record(power_law({"post": 0.5, "deep": 0.5})))
     v = update_verdict(sizes, "deep", "post")
     assert (v.smaller_word, v.bounded_word, v.word) == (NOT_SHOWN, CONTRADICTED, CONTRADICTED)
-    assert "not clearly smaller than post's at any depth" in v.reason
+    assert v.smaller_at == () and set(v.words.values()) == {NOT_SHOWN}
     # as large, and flat: the bounded part alone
     sizes = update_sizes(update_record(power_law({"post": 0.0, "deep": 0.0})))
     v = update_verdict(sizes, "deep", "post")
@@ -380,7 +387,8 @@ def test_update_verdict_bounded_part_edges():
     table = power_law({"post": 0.7, "deep": 0.0})
     table[("deep", 96)] = table[("post", 96)]
     v = update_verdict(update_sizes(update_record(table)), "deep", "post")
-    assert v.smaller_at == (6, 24) and v.smaller_word == IN_PART and "not at L = 96" in v.reason
+    assert v.smaller_at == (6, 24) and v.smaller_word == IN_PART
+    assert v.words == {6: REPRODUCED, 24: REPRODUCED, 96: NOT_SHOWN}     # not at L = 96
     # a zero update (no positive size to take the log of): no exponent for that seed, so
     # the bounded part is not testable
     table = power_law({"post": 0.7, "deep": 0.0}, depths=(6, 24))

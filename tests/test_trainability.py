@@ -5,11 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from depthnotes.verdicts.ch4_trainability import (DIVERGED, FLAT_SLOPE, LOSS_MARGIN, MIXED,
-                                                  SLOW, SLOWER, STALLED, STOPS, TRAINED,
-                                                  TRAINS, depth_outcomes, describe,
-                                                  failure_depth, failure_verdict, late_slope,
-                                                  loss_ceiling, run_status, seed_curves,
+from depthnotes.verdicts.ch4_trainability import (COMPARED, DIVERGED, FAILS_SHALLOW,
+                                                  FLAT_SLOPE, LOSS_MARGIN, MIXED,
+                                                  NEVER_STOPS, NO_CONTROL, SLOW, SLOWER,
+                                                  STALLED, STOPS, TRAINED, TRAINS,
+                                                  TRAINS_DEEP, UNBRACKETED, depth_outcomes,
+                                                  depths_by_outcome, failure_depth,
+                                                  failure_verdict, late_slope, loss_ceiling,
+                                                  run_status, seed_curves, stopped_runs,
                                                   time_to_train)
 from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
                                           REPRODUCED, ArmSeeds)
@@ -150,9 +153,12 @@ def test_outcomes_failure_depth_and_description():
     assert post[1].times == (50, None, None) and post[1].slopes[2] is None
     assert pre[1].statuses == (SLOW,) * 3 and pre[1].slopes[0] == pytest.approx(-0.3)
     assert failure_depth(post) == 24 and failure_depth(pre) is None
-    assert describe(post) == ("trains at L = 6; mixed at L = 12; stops at L = 24, 48 "
-                              "(3 of 8 stopped runs diverged)")
-    assert describe(pre) == "trains at L = 6, 24; slower at L = 12, 48"
+    assert depths_by_outcome(post) == {TRAINS: (6,), SLOWER: (), MIXED: (12,),
+                                       STOPS: (24, 48)}
+    assert stopped_runs(post) == (8, 3)                   # 3 of 8 stopped runs diverged
+    assert depths_by_outcome(pre) == {TRAINS: (6, 24), SLOWER: (12, 48), MIXED: (),
+                                      STOPS: ()}
+    assert stopped_runs(pre) == (0, 0)
 
 
 def test_time_to_train_comes_from_the_eval_curve():
@@ -234,15 +240,20 @@ def test_verdict_reproduced_only_past_a_few_dozen_layers():
     good = dict.fromkeys(ALL, OK)
     v = verdict_of(bracketed({6: OK, 12: OK, 24: BAD, 48: BAD}, good,
                              {6: OK, 12: OK, 24: BAD, 48: BAD}))
-    assert (v.word, v.depth, v.caveat) == (REPRODUCED, 24, None)
+    assert (v.word, v.basis, v.depth, v.not_stopped, v.short) == (REPRODUCED, COMPARED, 24,
+                                                                   {}, False)
+    assert v.by_outcome[TRAINS] == (6, 12) and v.by_outcome[STOPS] == (24, 48)
+    # post-norm trains at none of its three rates there: only the reference's pick is read
+    assert v.reference_outcome == TRAINS and set(v.picks) == {"pre"}
     assert v.comparison.best == "pre" and v.comparison.clear
     assert v.comparison.between("post", "pre").gap == pytest.approx(3.24 - 2.45)
     assert v.comparison.margin == LOSS_MARGIN
     v = verdict_of(bracketed({6: OK, 12: BAD, 24: BAD}, good, {6: OK, 12: BAD, 24: BAD}))
     assert (v.word, v.depth) == (IN_PART, 12)
-    assert v.caveat == "fails already at L = 12, short of a few dozen layers (L >= 24)"
+    # fails already at L = 12, short of a few dozen layers (L >= 24)
+    assert (v.short, v.few_dozen, v.not_stopped) == (True, 24, {})
     v = verdict_of(bracketed({6: OK, 12: BAD}, good, {6: OK, 12: BAD}), few_dozen=12)
-    assert (v.word, v.caveat) == (REPRODUCED, None)
+    assert (v.word, v.short, v.not_stopped) == (REPRODUCED, False, {})
 
 
 def test_verdict_caveat_names_every_post_norm_alternative_that_does_not_stop():
@@ -251,19 +262,23 @@ def test_verdict_caveat_names_every_post_norm_alternative_that_does_not_stop():
                      {6: OK, 24: [2.5, 3.2, 3.2]})
     v = verdict_of(rows, alternatives=("alt0", "alt1", "alt2"))
     assert v.word == IN_PART
-    assert v.caveat == "alt1 slower at L = 24; alt2 mixed at L = 24"
-    assert v.reason.endswith(v.caveat)
+    # alt1 slower at L = 24, alt2 mixed there; alt0 stops, so it is not named
+    assert v.not_stopped == {"alt1": SLOWER, "alt2": MIXED} and not v.short
+    assert (v.basis, v.depth) == (COMPARED, 24)
 
 
 def test_verdict_when_the_rule_fails():
     v = verdict_of(bracketed({6: BAD, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: OK}))
-    assert v.word == NOT_SHOWN and "shallowest" in v.reason          # fails even shallow
+    assert v.word == NOT_SHOWN and v.basis == FAILS_SHALLOW          # fails even shallow
+    assert v.by_outcome[TRAINS] == () and v.by_outcome[STOPS] == (6, 24)
+    assert v.comparison is None
     v = verdict_of(bracketed({6: OK, 24: SLOWING}, {6: OK, 24: OK}, {6: OK, 24: OK}))
     assert v.word == NOT_SHOWN and v.depth is None                   # slower is not "stops"
-    assert "slower at L = 24" in v.reason
+    assert v.basis == NEVER_STOPS and v.by_outcome[SLOWER] == (24,)
+    assert v.by_outcome[TRAINS] == (6,) and v.by_outcome[STOPS] == ()
     v = verdict_of(bracketed({6: OK, 24: BAD}, {6: OK, 24: BAD}, {6: OK, 24: OK}))
-    assert v.word == NOT_TESTABLE and "either" in v.reason           # the reference stops too
-    assert "no positive control" in v.reason
+    assert v.word == NOT_TESTABLE and v.basis == NO_CONTROL          # the reference stops too
+    assert v.depth == 24 and v.reference_outcome == STOPS
     # a gap under the practical margin is no finding, however tight and apart the seeds
     v = verdict_of(bracketed({6: OK, 24: [3.0, 3.0, 3.01]}, {6: OK, 24: [2.99, 2.99, 2.99]},
                              {6: OK, 24: BAD}))
@@ -285,7 +300,7 @@ def test_verdict_separated_arms_are_clear_though_a_seed_range_exceeds_the_gap():
     d = v.comparison.between("post", "pre")
     assert d.gap == pytest.approx(9.4 / 3 - 2.97) and d.gap < v.comparison.arm("post").spread
     assert not d.overlap and d.clear and v.comparison.best == "pre"
-    assert (v.word, v.caveat) == (REPRODUCED, None)
+    assert (v.word, v.not_stopped, v.short) == (REPRODUCED, {}, False)
 
 
 def test_verdict_a_diverged_seed_counts_as_the_ceiling_and_does_not_veto():
@@ -302,8 +317,9 @@ def test_verdict_not_testable_when_a_best_rate_is_not_bracketed():
     # one rate per family: nothing says the reference's rate is not simply a bad one
     v = verdict_of(table({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD}))
     assert v.word == NOT_TESTABLE and v.depth == 24 and v.comparison.clear
-    assert "post ran at 1 rate, pre ran at 1 rate" in v.reason
-    assert "does not bracket" in v.reason
+    assert v.basis == UNBRACKETED
+    assert [len(v.picks[f].rates) for f in ("post", "pre")] == [1, 1]   # one rate each
+    assert not any(p.judgeable for p in v.picks.values())            # does not bracket
     # the claimed family best at the top edge of its grid, but training at none of its three
     # rates, which reach past its best shallow rate on both sides: no rate tried rescues it,
     # so the stop is judged (the rule since 2026-12-03)
@@ -314,13 +330,15 @@ def test_verdict_not_testable_when_a_best_rate_is_not_bracketed():
     # ...not when its best shallow rate is the grid's top: a higher rate might train deep too
     rows[("post", 6, GRID[2])] = [2.2, 2.25, 2.3]
     v = verdict_of(rows)
-    assert v.word == NOT_TESTABLE and "post ran at 3 rates" in v.reason
-    assert "high edge" in v.reason
+    assert v.word == NOT_TESTABLE and v.basis == UNBRACKETED
+    assert len(v.picks["post"].rates) == 3 and v.picks["post"].at_edge == "high"
+    assert not v.picks["post"].judgeable
     # a rate at which the claimed family trains at 24 blocks (a few dozen) refutes "stops"
     rows = bracketed({6: OK, 24: BAD}, {6: OK, 24: OK}, {6: OK, 24: BAD})
     rows[("post", 24, GRID[1])] = [2.8, 2.82, 2.81]                 # the middle rate trains
     v = verdict_of(rows)
-    assert v.depth is None and v.word == CONTRADICTED and "L = 24" in v.reason
+    assert v.depth is None and v.word == CONTRADICTED and v.basis == TRAINS_DEEP
+    assert v.trains_deep == (24,)
     # ...but training at 12 blocks only is short of a few dozen: not a refutation
     rows = bracketed({6: OK, 12: OK, 24: BAD}, {6: OK, 12: OK, 24: OK},
                      {6: OK, 12: OK, 24: BAD})

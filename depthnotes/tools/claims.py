@@ -242,14 +242,18 @@ FINDINGS: dict[str, Finding] = {
                  "at 10 (seed pairs {c7_low}–{c7_high}).", REPRODUCED),
     "C8a": _F("", "Over a 96-block stack the largest per-block gradient is at most "
                   "{c8_worst_spread} times the smallest: {c8a_finding}.", NOT_SHOWN),
-    "C8b Xavier": _F("Xavier", "Post-norm with the papers' Xavier init {c8_grid_px}, where "
-                               "pre-norm trains.", REPRODUCED),
-    "C8b small init": _F("small init", "With GPT-2's small init post-norm {c8_rec_pn}: past "
-                                       "a few dozen layers.", CONTRADICTED),
+    "C8b Xavier": _F("Xavier", "Post-norm with the papers' Xavier init trains at L = "
+                               "{c8_px_trains}, stops on some seeds at L = {c8b_mixed} and on "
+                               "every seed from L = {c8b_x_depth}, where pre-norm trains.",
+                     REPRODUCED),
+    "C8b small init": _F("small init", "With GPT-2's small init post-norm trains at L = "
+                                       "{c8_pn_trains}: past a few dozen layers.",
+                         CONTRADICTED),
     "C9a": _F("", "Pre-norm trained in {c9_ok_pre} of {c9_cells} rate × warm-up cells at 8 and "
                   "24 blocks, Xavier post-norm in {c9_ok_post}; deeper, no clear test: the "
                   "grid does not bracket {c9_edge}.", NOT_SHOWN),
-    "C9b rates": _F("rates", "At 4 blocks, {c9s_rate4}.", REPRODUCED),
+    "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
+                             "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
                                  "L = {c9s_needs_at} only; pre-norm trained at the top rate "
                                  "without it.", IN_PART),

@@ -260,29 +260,58 @@ def failure_depth(rows: list[DepthOutcome]) -> int | None:
     return next((r.n_layer for r in rows if r.outcome == STOPS), None)
 
 
-def describe(rows: list[DepthOutcome]) -> str:
-    """One family's outcome over depth in words, e.g. "trains at L = 6; slower at L = 12;
-    stops at L = 24, 48 (2 of 6 stopped runs diverged)"."""
-    parts = []
-    for outcome in (TRAINS, SLOWER, MIXED, STOPS):
-        depths = [str(r.n_layer) for r in rows if r.outcome == outcome]
-        if depths:
-            parts.append(f"{outcome} at L = {', '.join(depths)}")
+def depths_by_outcome(rows: list[DepthOutcome]) -> dict[str, tuple[int, ...]]:
+    """One family's outcome over depth: ``{outcome: depths}`` for each of ``"trains"``,
+    ``"slower"``, ``"mixed"`` and ``"stops"`` (every key present, depths ascending, an empty
+    tuple where none). The chapter's prose quotes these depths."""
+    return {outcome: tuple(r.n_layer for r in rows if r.outcome == outcome)
+            for outcome in (TRAINS, SLOWER, MIXED, STOPS)}
+
+
+def stopped_runs(rows: list[DepthOutcome]) -> tuple[int, int]:
+    """``(stopped, diverged)``: how many of one family's runs, over every depth, stalled or
+    diverged, and how many of those diverged."""
     stopped = [s for r in rows for s in r.statuses if s in (STALLED, DIVERGED)]
-    diverged = sum(s == DIVERGED for s in stopped)
-    note = f" ({diverged} of {len(stopped)} stopped runs diverged)" if diverged else ""
-    return "; ".join(parts) + note
+    return len(stopped), sum(s == DIVERGED for s in stopped)
+
+
+#: Which branch of ``failure_verdict``'s rule decided (``FailureVerdict.basis``), in the
+#: order the rule tries them.
+TRAINS_DEEP = "trains past a few dozen layers"      # contradicted: one depth >= few_dozen trains
+FAILS_SHALLOW = "fails at the shallowest depth"     # not shown: no depth effect to locate
+NEVER_STOPS = "never stops"                         # not shown: no failure depth
+NO_CONTROL = "no positive control"                  # not testable: the reference stops too
+UNBRACKETED = "best rate not bracketed"             # not testable: a grid does not say
+COMPARED = "compared at the failure depth"        # the word comes from the comparison
 
 
 @dataclass(frozen=True)
 class FailureVerdict:
-    """The outcome word for "``claim`` stops training past a few dozen layers", and why."""
+    """The outcome word for "``claim`` stops training past a few dozen layers", and what the
+    rule read to reach it (the chapter writes the sentences around these fields).
+
+    ``basis`` names the branch of the rule that decided (``TRAINS_DEEP`` ... ``COMPARED``);
+    ``by_outcome`` is the claimed family's ``depths_by_outcome``. From the failure depth on:
+    ``comparison`` (claim against reference there), ``reference_outcome``, ``picks`` (the
+    best-rate picks the bracket test read, by family), ``not_stopped`` (each alternative
+    that does not stop there, with its outcome) and ``short`` (the failure depth is below
+    ``few_dozen``); the last two make a clear result *reproduced in part*."""
 
     word: str
-    depth: int | None               # the claimed family's failure depth
-    comparison: Ranking | None      # claim vs reference at that depth
-    caveat: str | None              # the part that did not hold, when reproduced in part
-    reason: str
+    basis: str
+    depth: int | None               # the claimed family's failure depth (None: never stops)
+    by_outcome: dict                # {outcome: depths} of the claimed family
+    few_dozen: int                  # the rule's "a few dozen layers"
+    comparison: Ranking | None = None
+    reference_outcome: str | None = None
+    picks: dict = dataclasses.field(default_factory=dict)          # {family: RatePick}
+    not_stopped: dict = dataclasses.field(default_factory=dict)    # {alternative: outcome}
+    short: bool = False
+
+    @property
+    def trains_deep(self) -> tuple[int, ...]:
+        """The depths of at least ``few_dozen`` at which the claimed family trains."""
+        return tuple(L for L in self.by_outcome[TRAINS] if L >= self.few_dozen)
 
 
 def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, reference: str,
@@ -291,27 +320,21 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
     """Apply the rule of the module docstring to ``depth_outcomes``: does family ``claim``
     train shallow and stop deeper, where ``reference`` trains clearly better? Each of
     ``alternatives`` (the other post-norm families) that does not stop at that depth, and a
-    failure depth below ``few_dozen``, make the result *reproduced in part*."""
+    failure depth below ``few_dozen``, make the result *reproduced in part*
+    (``not_stopped``, ``short``)."""
     check_int("few_dozen", few_dozen)
     for name in (claim, reference, *alternatives):
         if name not in outcomes:
             raise KeyError(f"no family {name!r}; the families are {list(outcomes)}")
     rows = outcomes[claim]
     depth = failure_depth(rows)
-    deep_trains = [r.n_layer for r in rows if r.outcome == TRAINS and r.n_layer >= few_dozen]
-    if deep_trains:
-        return FailureVerdict(CONTRADICTED, depth, None, None,
-                              f"{claim} trains with every seed at L = "
-                              f"{', '.join(map(str, deep_trains))}, past a few dozen layers "
-                              f"({describe(rows)})")
+    seen = dict(depth=depth, by_outcome=depths_by_outcome(rows), few_dozen=few_dozen)
+    if any(L >= few_dozen for L in seen["by_outcome"][TRAINS]):
+        return FailureVerdict(CONTRADICTED, TRAINS_DEEP, **seen)
     if rows[0].outcome != TRAINS:
-        return FailureVerdict(NOT_SHOWN, depth, None, None,
-                              f"{claim} does not train even at L = {rows[0].n_layer}, the "
-                              f"shallowest depth tried: no depth effect to locate")
+        return FailureVerdict(NOT_SHOWN, FAILS_SHALLOW, **seen)
     if depth is None:
-        return FailureVerdict(NOT_SHOWN, None, None, None,
-                              f"{claim} does not stop training at any depth up to "
-                              f"L = {rows[-1].n_layer} ({describe(rows)})")
+        return FailureVerdict(NOT_SHOWN, NEVER_STOPS, **seen)
     at = {}
     for name in (claim, reference, *alternatives):
         match = [r for r in outcomes[name] if r.n_layer == depth]
@@ -320,33 +343,23 @@ def failure_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str, referen
         at[name] = match[0]
     cmp = compare_many({claim: at[claim].seeds, reference: at[reference].seeds},
                        metric=f"validation loss at L = {depth}", margin=LOSS_MARGIN)
+    seen.update(comparison=cmp, reference_outcome=at[reference].outcome)
     if at[reference].outcome != TRAINS:
-        return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
-                              f"{reference} does not train at L = {depth} either "
-                              f"({at[reference].outcome}): no positive control")
+        return FailureVerdict(NOT_TESTABLE, NO_CONTROL, **seen)
     # the claimed family's best rate need not be bracketed if it trains at no rate there
-    picks = (at[reference].pick,) if trains_nowhere(at[claim], rows[0].lr) else \
-        (at[claim].pick, at[reference].pick)
-    testable, why_not = from_bracket(*picks)
+    read = (reference,) if trains_nowhere(at[claim], rows[0].lr) else (claim, reference)
+    picks = {name: at[name].pick for name in read}
+    testable, _ = from_bracket(*picks.values())
     if not testable:
-        tried = {name: len(at[name].pick.rates) for name in (claim, reference)}
-        return FailureVerdict(NOT_TESTABLE, depth, cmp, None,
-                              f"{claim} stops from L = {depth}, but at L = {depth} "
-                              + ", ".join(f"{n} ran at {k} rate{'s' * (k > 1)}"
-                                          for n, k in tried.items())
-                              + f" ({why_not})")
-    caveats = [f"{name} {at[name].outcome} at L = {depth}" for name in alternatives
-               if at[name].outcome != STOPS]
-    if depth < few_dozen:
-        caveats.append(f"fails already at L = {depth}, short of a few dozen layers "
-                       f"(L >= {few_dozen})")
-    caveat = "; ".join(caveats) or None
+        return FailureVerdict(NOT_TESTABLE, UNBRACKETED, **seen, picks=picks)
+    not_stopped = {name: at[name].outcome for name in alternatives
+                   if at[name].outcome != STOPS}
+    short = depth < few_dozen
     word = word_for(cmp, reference)
-    if word == REPRODUCED and caveat:
+    if word == REPRODUCED and (not_stopped or short):
         word = IN_PART
-    reason = (f"{claim} trains at L = {rows[0].n_layer} and stops from L = {depth}, where "
-              f"{reference} trains ({cmp.between(claim, reference).verdict} gap)")
-    return FailureVerdict(word, depth, cmp, caveat, reason + (f"; {caveat}" if caveat else ""))
+    return FailureVerdict(word, COMPARED, **seen, picks=picks, not_stopped=not_stopped,
+                          short=short)
 
 
 def seed_curves(record, arm: str, key: str = "train_loss") -> tuple[list, list]:

@@ -103,13 +103,17 @@ def depth_comparison(outcomes: dict[str, list[DepthOutcome]], a: str, b: str,
 
 @dataclass(frozen=True)
 class DepthComparisonVerdict:
-    """Two families compared at each depth (``depth_verdict``): C9 at depth, C12 training."""
+    """Two families compared at each depth (``depth_verdict``; C9 at depth, C12 training): the
+    claim's word, and per depth the comparison, the word and why it is not reproduced where it
+    is not (the chapter writes the sentences around these fields)."""
 
     word: str
     comparisons: dict               # {L: Ranking of the two families}
     words: dict                     # {L: outcome word at that depth}
     holds: tuple[int, ...]          # depths where the claimed family trains and is clearly better
-    reason: str
+    untrained: tuple[int, ...]      # depths where it is clearly better but does not train
+    within_noise: tuple[int, ...]   # depths where the two are within noise
+    unbracketed: dict               # {L: families whose best rate the grid does not bracket}
 
 
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
@@ -121,32 +125,24 @@ def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
     depths = [r.n_layer for r in outcomes[claim]]
     cmps = {L: depth_comparison(outcomes, claim, other, L) for L in depths}
     row = {(f, r.n_layer): r for f in (claim, other) for r in outcomes[f]}
-    words, notes = {}, []
+    words, untrained, unbracketed = {}, [], {}
     for L in depths:
-        testable, why_not = from_bracket(row[(claim, L)].pick, row[(other, L)].pick)
+        testable, _ = from_bracket(row[(claim, L)].pick, row[(other, L)].pick)
         word = word_for(cmps[L], claim)
         if not testable:
             words[L] = NOT_TESTABLE
-            notes.append(f"L = {L} not testable ({why_not})")
+            unbracketed[L] = tuple(f for f in (claim, other)
+                                   if not row[(f, L)].pick.judgeable)
         elif word == REPRODUCED and row[(claim, L)].outcome != TRAINS:
             words[L] = NOT_SHOWN
-            notes.append(f"at L = {L} {claim} is clearly better but does not train")
+            untrained.append(L)
         else:
             words[L] = word
     holds = tuple(L for L in depths if words[L] == REPRODUCED)
-    other_way = [L for L in depths if words[L] == CONTRADICTED]
-    parts = []
-    if holds:
-        parts.append(f"{claim} trains and is clearly better than {other} at "
-                     f"L = {', '.join(map(str, holds))}")
-    if other_way:
-        parts.append(f"{other} is clearly better at L = {', '.join(map(str, other_way))}")
-    within = [L for L in depths if words[L] == NOT_SHOWN and cmps[L].between(
-        claim, other).verdict != "clear"]
-    if within:
-        parts.append(f"within noise at L = {', '.join(map(str, within))}")
+    within = tuple(L for L in depths if words[L] == NOT_SHOWN and not cmps[L].between(
+        claim, other).clear)
     return DepthComparisonVerdict(combine(list(words.values())), cmps, words, holds,
-                                  "; ".join(parts + notes))
+                                  tuple(untrained), within, unbracketed)
 
 
 # -- C9: the learning-rate x warm-up grid at depth (where post-norm fails) --------------------
@@ -189,16 +185,17 @@ def grid_cells(record, baseline: float, margin: float = UNIGRAM_MARGIN) -> list[
 # -- C9: the recipe, where post-norm trains ------------------------------------------------------
 @dataclass(frozen=True)
 class RecipeDepth:
-    """One depth of ``prenorm_vs_postnorm_shallow``: per (norm, warm-up), each rate's outcome
-    and the best-rate pick; the two parts' words there and why."""
+    """One depth of ``prenorm_vs_postnorm_shallow``: per (norm, warm-up), each rate's outcome,
+    the best-rate pick and the tolerance (``top_trainable``); the two parts' words there."""
 
     n_layer: int
     rows: dict                      # {(norm, warmup): {lr: DepthOutcome}}
     picks: dict                     # {(norm, warmup): RatePick} of the losses (shown only)
     rate_word: str
     warmup_word: str
-    rate_reason: str
-    warmup_reason: str
+    tolerance: dict                 # {(norm, warmup): top_trainable rate, None: no rate}
+    warmups: tuple[int, int]        # (without, with): the fewest and the most warm-up steps
+    top: float                      # the grid's highest rate
 
 
 def top_trainable(by_rate: dict) -> float | None:
@@ -238,21 +235,12 @@ def recipe_depths(record, baseline: float,
         top = max(lr for v in rows.values() for lr in v)
         tol = {k: top_trainable(v) for k, v in rows.items()}
 
-        def said(k):
-            return "no rate" if tol[k] is None else f"{tol[k]:g}"
-
         rate_word = _tolerance_word(tol[("pre", wu0)], tol[("post", wu0)], top)
-        rate_reason = (f"without warm-up pre-norm trains up to lr {said(('pre', wu0))}, "
-                       f"post-norm up to {said(('post', wu0))}")
         post_gain = (tol[("post", wu1)] or 0) > (tol[("post", wu0)] or 0)
         pre_gain = (tol[("pre", wu1)] or 0) > (tol[("pre", wu0)] or 0)
         warm_word = (REPRODUCED if post_gain and not pre_gain else
                      CONTRADICTED if pre_gain and not post_gain else NOT_SHOWN)
-        warm_reason = (f"{wu1} warm-up steps move post-norm's highest trainable rate from "
-                       f"{said(('post', wu0))} to {said(('post', wu1))} and pre-norm's from "
-                       f"{said(('pre', wu0))} to {said(('pre', wu1))}")
-        out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, rate_reason,
-                               warm_reason))
+        out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, tol, (wu0, wu1), top))
     return out
 
 
@@ -390,9 +378,9 @@ class UpdateVerdict:
     smaller_word: str               # clearly smaller than post-norm's (depths combined)
     bounded_word: str               # DeepNorm's exponent flat in depth
     comparisons: dict               # {L: Ranking of the two families' first updates}
+    words: dict                     # {L: the smaller part's word at that depth}
     smaller_at: tuple[int, ...]     # depths where DeepNorm's update is clearly smaller
     exponents: Ranking | None       # the two families' fitted exponents (None: not all finite)
-    reason: str
 
 
 def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
@@ -421,18 +409,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
     else:
         bounded = NOT_SHOWN
     smaller_word = combine(list(words.values()))
-    missing = [L for L in depths if L not in smaller]
-    parts = [f"{deepnorm}'s first update is clearly smaller than {post}'s at L = "
-             f"{', '.join(map(str, smaller))}" if smaller else
-             f"{deepnorm}'s first update is not clearly smaller than {post}'s at any depth"]
-    if smaller and missing:
-        parts.append(f"not at L = {', '.join(map(str, missing))}")
-    if finite:
-        lo, hi = min(exps[deepnorm]), max(exps[deepnorm])
-        parts.append(f"its exponent in L is {lo:+.2f} to {hi:+.2f} over seeds (flat: within "
-                     f"±{FLAT_EXPONENT:g})")
-    return UpdateVerdict(combine([smaller_word, bounded]), smaller_word, bounded, cmps,
-                         smaller, exp_cmp, "; ".join(parts))
+    return UpdateVerdict(combine([smaller_word, bounded]), smaller_word, bounded, cmps, words,
+                         smaller, exp_cmp)
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
