@@ -60,11 +60,7 @@ LOOPED_RATES_BELOW = (3e-4,)
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED = {
-    "looped_induction": "27 runs of 8,000 steps (about 2.5 CPU-hours); the record is being "
-                        "made: notebooks/records/looped_induction.journal/ holds the runs "
-                        "finished so far, and the same command trains only the rest",
-}
+UNRECORDED: dict[str, str] = {}
 
 
 def _chapter3_stacks(quick: bool):

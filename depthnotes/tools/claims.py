@@ -306,10 +306,10 @@ FINDINGS: dict[str, Finding] = {
     "X1 beats one block once": _F("beats one block once", "At k = {x1_k}, each at its best "
                                   "rate, one block applied {x1_loops} times answers "
                                   "{x1_acc_looped} of the queries, one block once "
-                                  "{x1_acc_once}.", "TBD"),
+                                  "{x1_acc_once}.", REPRODUCED),
     "X1 matches distinct blocks": _F("matches distinct blocks", "{x1_loops} distinct blocks "
                                      "answer {x1_acc_distinct} at their best rate, the looped "
-                                     "block {x1_acc_looped}.", "TBD"),
+                                     "block {x1_acc_looped}: clearly short.", CONTRADICTED),
     "X2 #1": _F("one step", "One Adam step moves the stream like L^{x2_exp_std} without a "
                             "rule, L^{x2_exp_inv} with 1/L branches.", REPRODUCED),
     "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "
