@@ -177,12 +177,13 @@ def budget_explorer(base: ModelConfig, measured=(), budgets=(25_000, 50_000, 100
 
 
 # -- chapter 8: looped vs distinct blocks on k-hop induction heads --------------------------
-def loop_explorer(looped, *others, ks=(1, 2, 4, 8)):
+def loop_explorer(looped, *others, ks=(1, 2, 4, 8), lr: float | None = None):
     """Pick a learning rate and a hop count k -> each seed's k-hop accuracy during training
     for every kind of stack run at that rate: one block once, n distinct blocks and one block
     looped n times (``plots.plot_loop_rate_curves`` of ``verdicts.ch8_depth.loop_rate_curves``
     on the records ``looped_induction``, ``looped_induction_low``, ``induction_depth_sweep``
-    and ``induction_rate_check``)."""
+    and ``induction_rate_check``). It opens at learning rate ``lr`` (default: the middle of
+    the grid) and k = 4."""
     from depthnotes.page.explorer import Control, Explorer, figure_frame
     from depthnotes.page.plots import new_figure, plot_loop_rate_curves
     from depthnotes.verdicts.ch8_depth import loop_arms, loop_rate_curves
@@ -198,7 +199,8 @@ def loop_explorer(looped, *others, ks=(1, 2, 4, 8)):
                                      + ", ".join(curves))
 
     return Explorer("Looped or distinct blocks on k-hop induction heads", [
-        Control("lr", "learning rate", tuple(rates), rates[len(rates) // 2]),
+        Control("lr", "learning rate", tuple(rates),
+                rates[len(rates) // 2] if lr is None else lr),
         Control("k", "k (hops)", tuple(ks), 4 if 4 in ks else ks[0]),
     ], show)
 
