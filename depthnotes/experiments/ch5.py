@@ -401,8 +401,4 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "fixes_at_48": "24 runs (8 arms x 3 seeds) of 48 blocks, 150 steps each, with probes "
-                   "before and after training",
-    "deepnorm_ablation_48": "18 runs, about an hour of wall time on a shared machine",
-    "fixes_at_48_gpt2": "9 runs, about half an hour of wall time on a shared machine",
 }
