@@ -79,8 +79,8 @@ def info(L, d, lr, *families):
 
 class FakeCurveRecord:
     """The parts of ``records.Record`` that chapter 8's first X1 test reads (``loop_cells``,
-    on pointer chasing): arms with info, final accuracies, and one accuracy curve per arm, k
-    and seed."""
+    on pointer chasing): arms with info and final accuracies (each the last point of the arm's
+    curve for k and seed)."""
 
     def __init__(self, arms, max_hops=2):  # arms: name -> (info, {k: [[curve] per seed]})
         self._arms = arms
@@ -98,9 +98,6 @@ class FakeCurveRecord:
         k = int(metric.removeprefix("accuracy_k"))
         return {name: [c[-1] for c in curves[k]] for name, (_, curves) in self._arms.items()}
 
-    def curves(self, arm, key):
-        values = self._arms[arm][1][int(key.removeprefix("accuracy_k"))]
-        return [list(range(10, 10 * len(v) + 1, 10)) for v in values], values
 
 
 def loop_records():

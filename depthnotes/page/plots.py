@@ -272,7 +272,7 @@ def plot_loop_grid(ax, test) -> dict:
     for kind, by_rate in test.grid.items():
         color, marker = LOOP_COLORS[kind], LOOP_MARKERS[kind]
         rates = list(by_rate)
-        scored = {lr: [0.0 if v is None else v for v in vs] for lr, vs in by_rate.items()}
+        scored = test.scored(kind)
         for lr, values in scored.items():
             ax.plot([lr] * len(values), values, marker, color=color, ms=3.5, alpha=0.45)
         means = [sum(v) / len(v) for v in scored.values()]

@@ -247,6 +247,11 @@ class LoopedTest:
         """The trained half's word: its two parts combined (``evidence.claim_outcome``)."""
         return claim_outcome(self.parts)
 
+    def scored(self, kind: str) -> dict[float, list[float]]:
+        """``kind``'s per-seed accuracies by rate, a diverged seed at 0 (an answer to nothing,
+        as ``judge_looped`` counts it): what the figure draws and the chapter averages."""
+        return {lr: [0.0 if v is None else v for v in vs] for lr, vs in self.grid[kind].items()}
+
 
 def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> LoopedTest:
     """X1's trained half on the induction task, by the evidence library's rules.
