@@ -8,8 +8,9 @@ from depthnotes.verdicts.ch6_budget import (BASIN_FLOOR, CLOSING, STEADY, WIDENI
                                             basin_claim_word, basins_from_record,
                                             judge_basin)
 from depthnotes.experiments.records import Record
-from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, best_rate, compare_many)
+from depthnotes.verdicts.evidence import (CANNOT_TELL, CONTRADICTED, IN_PART, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, UNBRACKETED, best_rate,
+                                          compare_many)
 
 
 def shapes(means, spread=0.01, depths=(1, 2, 4, 8, 16)):
@@ -162,7 +163,8 @@ def test_a_budget_is_not_testable_while_a_best_rate_sits_at_an_edge():
     assert b.shapes[0].pick is inside and b.shapes[2].pick is None
     b = judge_basin(1000, KAPLAN, picks={"L=1": inside, "L=4": at_edge})
     ok, why = b.testable
-    assert not ok and "low edge" in why
+    assert not ok and why.kind == UNBRACKETED and why.picks == (at_edge,)   # L=4's pick only
+    assert why.picks[0].at_edge == "low"
     assert b.claim_shape and b.word == NOT_TESTABLE      # the shape holds, but untested
     assert basin_claim_word([b]) == NOT_TESTABLE
     assert basin_claim_word([b, judge_basin(1, KAPLAN)]) == IN_PART
@@ -269,7 +271,9 @@ def test_c14_parts_judge_each_end_and_the_middle_on_its_own():
     parts = {o.part: o for o in c14_parts({200_000: judge_basin(200_000, KAPLAN)})}
     assert parts["thin end"].word == REPRODUCED and parts["broad middle"].word == REPRODUCED
     assert parts["wide end"].word == NOT_TESTABLE
-    assert f"{WIDE_EXTREME}" in parts["wide end"].reason
+    why = parts["wide end"].reason
+    assert why.kind == CANNOT_TELL and (why.reached, why.needed) == (64, WIDE_EXTREME)
+    assert parts["thin end"].reason is None
     # a wide enough shallow end is judged: worse -> reproduced; in the basin -> not shown
     wide = [(label, L, 64 * WIDE_EXTREME // 64 * (L == 1) or d, losses)
             for label, L, d, losses in KAPLAN]
@@ -283,5 +287,7 @@ def test_c14_parts_judge_each_end_and_the_middle_on_its_own():
     at_edge = best_rate({1e-3: [1.70, 1.71, 1.72], 2e-3: [1.80, 1.81, 1.82]})
     b = judge_basin(1, KAPLAN, picks={"L=4": at_edge})
     assert {o.word for o in c14_parts({1: b})} == {NOT_TESTABLE}
+    assert {o.reason for o in c14_parts({1: b})} == {b.testable[1]}    # the grid's, each part
+    assert b.testable[1].kind == UNBRACKETED
     with pytest.raises(ValueError, match="at least one"):
         c14_parts({})

@@ -5,10 +5,15 @@ import math
 
 import pytest
 
-from depthnotes.verdicts.evidence import (CLEAR, CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          OUTCOMES, REPRODUCED, RULE, WITHIN_NOISE, Diverged,
-                                          best_rate, claim_outcome, compare, compare_many,
+from depthnotes.verdicts.evidence import (CANNOT_TELL, CLEAR, CONTRADICTED, IN_PART,
+                                          NO_CONTROL, NOT_SHOWN, NOT_TESTABLE, OUTCOMES,
+                                          REPRODUCED, RULE, UNBRACKETED, WHY_NOT,
+                                          WITHIN_NOISE, Diverged, Outcome, WhyNot, best_rate,
+                                          claim_outcome, compare, compare_many,
                                           every_some_none, from_bracket, outcome, summarise)
+
+#: A reason for the constructed untestable parts below: a control that did not hold.
+NO_EFFECT = WhyNot(NO_CONTROL, control=compare(("a", [1.0, 1.1, 1.2]), ("b", [1.0, 1.1, 1.2])))
 
 
 def old_rule_clear(a, b):
@@ -119,7 +124,7 @@ def test_a_best_rate_at_the_edge_is_not_judgeable():
     pick = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32]})
     assert pick.best == 2e-3 and pick.at_edge == "high" and not pick.judgeable
     ok, why = from_bracket(pick)
-    assert not ok and "high edge" in why
+    assert not ok and why.kind == UNBRACKETED and why.picks == (pick,)
 
 
 def test_a_flat_grid_is_judgeable_and_one_rate_is_not():
@@ -159,8 +164,8 @@ def test_each_outcome_word_from_its_case():
     o = outcome(noise, "pre")
     assert o.word == NOT_SHOWN and o.leans_as_claimed
     assert outcome(noise, "post").leans_as_claimed is False
-    blocked = outcome(None, "pre", testable=False, why_not="no positive control")
-    assert blocked.word == NOT_TESTABLE and blocked.reason == "no positive control"
+    blocked = outcome(None, "pre", testable=False, why_not=NO_EFFECT)
+    assert blocked.word == NOT_TESTABLE and blocked.reason.kind == NO_CONTROL
     with pytest.raises(ValueError, match="why_not"):
         outcome(None, "pre", testable=False)
     assert set(OUTCOMES) == {REPRODUCED, IN_PART, CONTRADICTED, NOT_SHOWN, NOT_TESTABLE}
@@ -171,16 +176,14 @@ def test_a_claim_with_a_reproduced_part_and_an_untestable_one_is_reproduced_in_p
     # could not be tested. The headline is not the worst word of the two.
     trains = compare(("pre", [2.3, 2.31, 2.29]), ("post", [None] * 3), ceiling=4.54)
     parts = [outcome(trains, "pre", part="pre-norm trains where post-norm does not"),
-             outcome(None, "post", part="the recipe", testable=False,
-                     why_not="its precondition (post-norm trains without warm-up) missed")]
+             outcome(None, "post", part="the recipe", testable=False, why_not=NO_EFFECT)]
     assert [p.word for p in parts] == [REPRODUCED, NOT_TESTABLE]
     assert claim_outcome(parts) == IN_PART
 
 
 def test_claim_outcome_without_a_reproduced_part():
     def word(w):
-        return outcome(None, "x", testable=False, why_not="-") if w == NOT_TESTABLE else \
-            type(outcome(None, "x", testable=False, why_not="-"))(w, "p")
+        return Outcome(w, "p", NO_EFFECT if w == NOT_TESTABLE else None)
     assert claim_outcome([word(REPRODUCED)] * 2) == REPRODUCED
     assert claim_outcome([word(NOT_SHOWN)] * 2) == NOT_SHOWN
     assert claim_outcome([word(NOT_SHOWN), word(CONTRADICTED)]) == CONTRADICTED
@@ -201,9 +204,51 @@ def test_an_interior_best_with_an_edge_rate_in_noise_is_not_bracketed():
     assert pick.best == 2e-3 and 1e-3 in pick.tied
     assert pick.at_edge == "low" and not pick.bracketed and not pick.judgeable
     ok, why = from_bracket(pick)
-    assert not ok and "low edge" in why
+    assert not ok and why.picks == (pick,) and why.picks[0].at_edge == "low"
     one = best_rate({1e-3: [2.3, 2.31, 2.32]})
-    assert one.at_edge == "only" and "one rate only" in from_bracket(one)[1]
+    assert one.at_edge == "only" and from_bracket(one)[1].picks == (one,)
+
+
+# -- why a part could not be tested -----------------------------------------------------------
+def test_an_unbracketed_grid_names_the_picks_at_an_edge_and_only_those():
+    inside = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32],
+                        4e-3: [2.6, 2.6, 2.61]})
+    high = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32]})
+    one = best_rate({3e-3: [2.3, 2.31, 2.32]})
+    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5]})
+    assert from_bracket(inside, flat) == (True, None)
+    ok, why = from_bracket(inside, high, flat, one)
+    assert not ok and why.kind == UNBRACKETED
+    assert why.picks == (high, one)                      # the bracketed and flat ones left out
+    assert [(p.best, p.at_edge) for p in why.picks] == [(2e-3, "high"), (3e-3, "only")]
+    # an untestable part carries it: the chapter reads the kind and the picks
+    part = outcome(None, "a", part="p", testable=ok, why_not=why)
+    assert part.word == NOT_TESTABLE and part.reason.picks[1].rates == (3e-3,)
+
+
+def test_each_reason_needs_the_evidence_that_shows_it():
+    high = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32]})
+    inside = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32],
+                        4e-3: [2.6, 2.6, 2.61]})
+    design = WhyNot(CANNOT_TELL, reached=128.0, needed=400)
+    assert (design.reached, design.needed) == (128.0, 400)
+    assert set(WHY_NOT) == {UNBRACKETED, NO_CONTROL, CANNOT_TELL}
+    for bad in (dict(kind="ran out of time"), dict(kind=UNBRACKETED),
+                dict(kind=UNBRACKETED, picks=(high, inside)),   # inside is bracketed
+                dict(kind=NO_CONTROL), dict(kind=CANNOT_TELL, reached=128.0)):
+        with pytest.raises(ValueError):
+            WhyNot(**bad)
+
+
+def test_an_untestable_part_says_why_and_only_an_untestable_one():
+    with pytest.raises(ValueError, match="reason"):
+        Outcome(NOT_TESTABLE, "p")                               # no reason
+    with pytest.raises(ValueError, match="reason"):
+        Outcome(REPRODUCED, "p", NO_EFFECT)                      # a reason for a tested part
+    with pytest.raises(TypeError, match="WhyNot"):
+        outcome(None, "a", testable=False, why_not="no positive control")   # a sentence
+    with pytest.raises(ValueError, match="word"):
+        Outcome("not reproduced", "p")
 
 
 def test_null_error_rate_is_what_the_docstring_and_methods_page_say():

@@ -5,8 +5,8 @@ bracket of every grid, and the two parts' words."""
 import pytest
 
 from depthnotes.verdicts import ch8_depth as dv
-from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED)
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NO_CONTROL, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, UNBRACKETED)
 from fake_records import stored_record
 
 RATES = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)
@@ -101,7 +101,9 @@ def test_no_positive_control_means_no_test():
     t = dv.judge_looped(*_records(_grid(1e-3, 0.95), distinct, ONCE4), k=4)
     assert not t.has_control
     assert [p.word for p in t.parts] == [NOT_TESTABLE, NOT_TESTABLE]
-    assert "no positive control" in t.beats_once.reason
+    why = t.beats_once.reason
+    assert why.kind == NO_CONTROL and why.control == t.control   # the control's difference
+    assert t.matches_distinct.reason == why
     assert t.word == NOT_TESTABLE
 
 
@@ -110,7 +112,9 @@ def test_a_best_rate_at_the_grid_edge_means_no_test(edge):
     t = dv.judge_looped(*_records(_grid(edge, 0.95), DISTINCT4, ONCE4), k=4)
     assert t.has_control and not t.picks[dv.LOOPED].bracketed
     assert t.word == NOT_TESTABLE
-    assert "does not bracket" in t.matches_distinct.reason
+    why = t.matches_distinct.reason
+    assert why.kind == UNBRACKETED and why.picks == (t.picks[dv.LOOPED],)   # the edge one only
+    assert why.picks[0].best == edge and t.beats_once.reason == why
 
 
 def test_a_diverged_seed_counts_as_answering_nothing():

@@ -60,8 +60,8 @@ import numpy as np
 
 from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.fitting import linear_fit
-from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NOT_SHOWN, NOT_TESTABLE,
-                                          REPRODUCED, ArmSeeds,
+from depthnotes.verdicts.evidence import (CONTRADICTED, IN_PART, NO_CONTROL, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, UNBRACKETED, ArmSeeds,
                                           RatePick, Ranking, best_rate, compare_many,
                                           from_bracket, summarise, word_for)
 
@@ -276,12 +276,11 @@ def stopped_runs(rows: list[DepthOutcome]) -> tuple[int, int]:
 
 
 #: Which branch of ``failure_verdict``'s rule decided (``FailureVerdict.basis``), in the
-#: order the rule tries them.
+#: order the rule tries them; the two that make it not testable are the evidence library's
+#: reasons (``NO_CONTROL``: the reference stops too; ``UNBRACKETED``: a grid does not say).
 TRAINS_DEEP = "trains past a few dozen layers"      # contradicted: one depth >= few_dozen trains
 FAILS_SHALLOW = "fails at the shallowest depth"     # not shown: no depth effect to locate
 NEVER_STOPS = "never stops"                         # not shown: no failure depth
-NO_CONTROL = "no positive control"                  # not testable: the reference stops too
-UNBRACKETED = "best rate not bracketed"             # not testable: a grid does not say
 COMPARED = "compared at the failure depth"        # the word comes from the comparison
 
 

@@ -26,9 +26,10 @@ from depthnotes.core.checks import check_int, check_number
 from depthnotes.core.config import aspect_ratio
 from depthnotes.data.published_shapes import PUBLISHED_SHAPES, distinct_shapes
 from depthnotes.verdicts.ch4_trainability import loss_ceiling
-from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, ArmSeeds, RatePick,
-                                          best_rate, combine, compare, from_bracket, summarise)
+from depthnotes.verdicts.evidence import (CANNOT_TELL, CONTRADICTED, NOT_SHOWN,
+                                          NOT_TESTABLE, REPRODUCED, ArmSeeds, Outcome,
+                                          RatePick, WhyNot, best_rate, combine, compare,
+                                          from_bracket, summarise)
 
 
 # -- the basin rule (C14) ---------------------------------------------------------------------
@@ -69,8 +70,9 @@ class Basin:
     broad_shapes: int
 
     @property
-    def testable(self) -> tuple[bool, str | None]:
-        """(testable, why not): every shape's best rate bracketed, or no grid at all."""
+    def testable(self) -> tuple[bool, WhyNot | None]:
+        """(testable, why not): every shape's best rate bracketed, or no grid at all
+        (``evidence.from_bracket``)."""
         picks = [s.pick for s in self.shapes if s.pick is not None]
         return from_bracket(*picks) if picks else (True, None)
 
@@ -259,20 +261,21 @@ def basin_grid():
 WIDE_EXTREME = 400
 
 
-def c14_parts(basins: dict[int, Basin]) -> list:
+def c14_parts(basins: dict[int, Basin]) -> list[Outcome]:
     """C14's three parts, each an ``evidence.Outcome`` (word, part, reason), judged on every
     budget's ``Basin`` and combined over budgets (``combine``):
 
     * ``thin end``: the deepest, thinnest shape is clearly worse than the best;
     * ``wide end``: the shallowest, widest shape is clearly worse, testable only at budgets
       whose shallowest shape reaches ``WIDE_EXTREME`` (otherwise not testable here: the design
-      cannot reach the extreme the claim is about);
+      cannot reach the extreme the claim is about, ``evidence.CANNOT_TELL`` with the aspect
+      ratio reached and ``WIDE_EXTREME`` needed);
     * ``broad middle``: the basin holds at least ``BROAD_SHAPES`` shapes.
 
     A budget whose grid does not bracket every shape's best rate makes every part not testable
-    there. The claim's headline is ``combine`` of the parts' words (``claim_outcome``)."""
-    from depthnotes.verdicts.evidence import Outcome
-
+    there (the reason: ``Basin.testable``'s). A part not testable at every budget carries the
+    last budget's reason. The claim's headline is ``combine`` of the parts' words
+    (``claim_outcome``)."""
     if not basins:
         raise ValueError("basins must hold at least one budget's Basin")
     rows = []
@@ -288,8 +291,8 @@ def c14_parts(basins: dict[int, Basin]) -> list:
                 why = b.testable[1]
             elif not reach(b):
                 words.append(NOT_TESTABLE)
-                why = (f"the widest shape reachable, L = 1 at d/L = {b.shallow.aspect_ratio:.0f}"
-                       f", is inside the flat range (the extreme is d/L >= {WIDE_EXTREME})")
+                why = WhyNot(CANNOT_TELL, reached=b.shallow.aspect_ratio,
+                             needed=WIDE_EXTREME)
             else:
                 words.append(REPRODUCED if holds(b) else NOT_SHOWN)
         word = combine(words)

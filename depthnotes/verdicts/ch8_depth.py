@@ -23,11 +23,12 @@ from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
 from depthnotes.verdicts.evidence import (ABOVE, BELOW, CLEAR, CONTRADICTED, FLAT_EXPONENT,
-                                          MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
-                                          WITHIN_NOISE, ArmSeeds, Difference, Outcome,
-                                          Ranking, RatePick, against, best_rate,
-                                          claim_outcome, combine, compare, compare_many,
-                                          from_bracket, outcome, summarise, word_for)
+                                          MIN_SEEDS, NO_CONTROL, NOT_SHOWN, NOT_TESTABLE,
+                                          REPRODUCED, WITHIN_NOISE, ArmSeeds, Difference,
+                                          Outcome, Ranking, RatePick, WhyNot, against,
+                                          best_rate, claim_outcome, combine, compare,
+                                          compare_many, from_bracket, outcome, summarise,
+                                          word_for)
 
 
 # -- shared --------------------------------------------------------------------------------
@@ -269,6 +270,10 @@ def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> Looped
       better (separated seeds, a gap beyond ``margin``); reproduced when the looped block's
       mean falls short by at most ``margin`` (or is above); not shown when it falls short by
       more than ``margin`` without the seeds being separated.
+
+    An untested part's ``reason`` is the evidence library's ``WhyNot``: ``NO_CONTROL`` with
+    the control's ``Difference`` (checked first), else ``UNBRACKETED`` with the picks at an
+    edge; the chapter writes the sentence.
     """
     check_number("margin", margin, low=0.0)
     arms = loop_arms(looped, *others)
@@ -283,10 +288,7 @@ def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> Looped
     control = compare(at_best[DISTINCT], at_best[ONCE], better="higher", margin=margin)
     testable, why = from_bracket(*picks.values())
     if word_for(control, DISTINCT) != REPRODUCED:
-        testable = False
-        why = (f"no positive control: {loops} distinct blocks do not clearly beat one block "
-               f"once at k = {k} (means {at_best[DISTINCT].mean:.3f} and "
-               f"{at_best[ONCE].mean:.3f}, {control.verdict})")
+        testable, why = False, WhyNot(NO_CONTROL, control=control)
     vs_once = compare(at_best[LOOPED], at_best[ONCE], better="higher", margin=margin)
     beats = outcome(vs_once, LOOPED, part="beats one block once", testable=testable,
                     why_not=why)

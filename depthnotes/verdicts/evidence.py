@@ -13,7 +13,9 @@ Every trained comparison in the book reduces to a few questions, and each has on
   or the grid is flat (every rate within noise of the best).
 * **How parts add up** (``every_some_none``, ``claim_outcome``), and **what the reader is
   told happened** (``outcome``): one of five words that keep "could not test", "went the other
-  way" and "in the claimed direction but under the bar" apart.
+  way" and "in the claimed direction but under the bar" apart; a part that could not be
+  tested says why (``WhyNot``: an unbracketed grid, no positive control, a design that cannot
+  tell the alternatives apart, each with the evidence that shows it).
 
 The comparison rule. A difference between two arms is **clear** when the gap between their
 means exceeds the practical ``margin`` stated for the claim *and* the arms are separated:
@@ -437,27 +439,88 @@ def every_some_none(flags: Iterable[bool]) -> str:
     return "every" if all(flags) else "some" if any(flags) else "none"
 
 
+#: Why a part of a claim could not be tested (``WhyNot.kind``), the three ways a test fails to
+#: be put: a grid that does not bracket an arm's best rate (the optimum may lie beyond it), a
+#: positive control that did not hold (no effect for the claim to be measured against), and a
+#: design that cannot tell the alternatives apart (it does not reach the conditions the claim
+#: is about).
+UNBRACKETED = "best rate not bracketed"
+NO_CONTROL = "no positive control"
+CANNOT_TELL = "design cannot tell apart"
+WHY_NOT = (UNBRACKETED, NO_CONTROL, CANNOT_TELL)
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    """Why one part of a claim could not be tested: the ``kind`` (``WHY_NOT``) and what shows
+    it, so that the chapter can say it with its own numbers:
+
+    * ``UNBRACKETED``: ``picks``, the ``RatePick`` of each arm whose best rate the grid does not
+      bracket (each says where its best sits: ``at_edge`` is ``"low"``, ``"high"``,
+      ``"both"`` or ``"only"``, one rate tried);
+    * ``NO_CONTROL``: ``control``, the positive control's ``Difference`` that was not clear;
+    * ``CANNOT_TELL``: ``reached``, how far the design goes on the claim's axis, and
+      ``needed``, where the claim is about (in the claim's units, e.g. an aspect ratio).
+
+    Each kind needs its evidence: a reason without it would be a word the reader cannot check.
+    """
+
+    kind: str
+    picks: tuple[RatePick, ...] = ()
+    control: Difference | None = None
+    reached: float | None = None
+    needed: float | None = None
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, WHY_NOT)
+        if self.kind == UNBRACKETED:
+            if not self.picks or not all(isinstance(p, RatePick) for p in self.picks):
+                raise ValueError("an unbracketed grid needs picks: the RatePick of each arm "
+                                 "whose best rate sits at an edge")
+            judged = [p.best for p in self.picks if p.judgeable]
+            if judged:
+                raise ValueError(f"picks must be the unbracketed ones; the grid brackets the "
+                                 f"best rate {judged[0]:g}")
+        elif self.kind == NO_CONTROL:
+            if not isinstance(self.control, Difference):
+                raise ValueError("no positive control needs control: the Difference of the "
+                                 "control that did not hold")
+        elif self.reached is None or self.needed is None:
+            raise ValueError("a design that cannot tell the alternatives apart needs reached "
+                             "(how far it goes) and needed (where the claim is about)")
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What happened to one part of a claim: its word (``OUTCOMES``), the part's name, the
-    reason when it could not be tested, the comparison behind it, and — within noise — whether
-    the means leaned the way the claim says."""
+    reason (a ``WhyNot``) when and only when it could not be tested, the comparison behind
+    it, and — within noise — whether the means leaned the way the claim says."""
 
     word: str
     part: str
-    reason: str | None = None
+    reason: WhyNot | None = None
     difference: Difference | None = None
     leans_as_claimed: bool | None = None
 
+    def __post_init__(self):
+        check_choice("word", self.word, OUTCOMES)
+        if self.reason is not None and not isinstance(self.reason, WhyNot):
+            raise TypeError(f"reason must be a WhyNot (its kind and evidence; the chapter "
+                            f"writes the sentence), got {type(self.reason).__name__}")
+        if (self.word == NOT_TESTABLE) != (self.reason is not None):
+            raise ValueError(f"part {self.part!r}: a reason goes with {NOT_TESTABLE!r} and "
+                             f"only with it (got {self.word!r} and reason={self.reason!r})")
+
 
 def outcome(diff: Difference | None, expected: str, *, part: str = "", testable: bool = True,
-            why_not: str | None = None) -> Outcome:
+            why_not: WhyNot | None = None) -> Outcome:
     """The word for a part whose claim predicts that arm ``expected`` is better: not testable
-    (say ``why_not``: no positive control, an unbracketed grid, a design that cannot tell the
-    alternatives apart); reproduced when the difference is clear that way; contradicted here
-    when it is clear the other way; not shown here when it is within noise."""
+    (say ``why_not``, a ``WhyNot``: no positive control, an unbracketed grid, a design that
+    cannot tell the alternatives apart); reproduced when the difference is clear that way;
+    contradicted here when it is clear the other way; not shown here when it is within
+    noise."""
     if not testable or diff is None:
-        if not why_not:
+        if why_not is None:
             raise ValueError("a part that could not be tested needs why_not: the reason")
         return Outcome(NOT_TESTABLE, part, why_not, diff)
     if expected not in (diff.a.name, diff.b.name):
@@ -467,16 +530,14 @@ def outcome(diff: Difference | None, expected: str, *, part: str = "", testable:
     return Outcome(NOT_SHOWN, part, None, diff, diff.better == expected)
 
 
-def from_bracket(*picks: RatePick) -> tuple[bool, str | None]:
+def from_bracket(*picks: RatePick) -> tuple[bool, WhyNot | None]:
     """(testable, why not) for a comparison between arms at these best rates: not testable
-    while any arm's best rate sits at an edge of its grid."""
-    edges = [p for p in picks if not p.judgeable]
+    while any arm's best rate sits at an edge of its grid; the ``WhyNot`` holds those arms'
+    picks."""
+    edges = tuple(p for p in picks if not p.judgeable)
     if not edges:
         return True, None
-    where = ", ".join(f"one rate only ({p.best:g})" if p.at_edge == "only" else
-                      f"best {p.best:g} within noise of both edges" if p.at_edge == "both"
-                      else f"best at the {p.at_edge} edge ({p.best:g})" for p in edges)
-    return False, f"learning-rate grid does not bracket the best rate: {where}"
+    return False, WhyNot(UNBRACKETED, picks=edges)
 
 
 def combine(words: Sequence[str]) -> str:
