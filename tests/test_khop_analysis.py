@@ -186,9 +186,9 @@ def test_reading_bar_is_two_lookups_plus_margin_and_solving_at_one_hop():
 
 
 def test_judge_depth_reproduces_when_one_block_fails_in_both_families():
-    """Both parts hold: reproduced. What k = 3 showed is context beside it (the caveat), no
-    longer a reason to withhold the plain word."""
-    from depthnotes.verdicts.ch3_chasing import judge_depth
+    """Both parts hold: reproduced. What k = 3 showed is context beside it (the caveat's
+    fields), no longer a reason to withhold the plain word."""
+    from depthnotes.verdicts.ch3_chasing import NO_MORE_BLOCKS, THREE_UNCHAINED, judge_depth
     from depthnotes.verdicts.evidence import REPRODUCED
 
     v = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.6, .7, .8)), 16)
@@ -197,16 +197,22 @@ def test_judge_depth_reproduces_when_one_block_fails_in_both_families():
     assert v.needed["fixed width"][2] == [2, 2, 2] and v.needed["fixed width"][1] == [1, 1, 1]
     assert v.needed["fixed width"][3] == [None] * 3 and v.solved["fixed width"][2] == [None] * 3
     assert v.beats["fixed width"][3] == [None] * 3
-    assert "not tested at this scale" in v.three_hops and v.three_hops in v.caveat
+    assert v.three_hops == THREE_UNCHAINED and not v.two_hops_solved
+    solved = judge_depth(_families(wide_k2=(.15, .16, .17), deep_k2=(.9, .95, .92),
+                                   two_blocks_k2=(.9, .91, .99), k3=(.6, .7, .6)), 16)
+    assert solved.two_hops_solved and solved.solved["fixed width"][2] == [2, 2, 2]
+    assert solved.three_hops == NO_MORE_BLOCKS       # three hops chained by two blocks
     assert v.equal_params.best == "L=2, d=92" and v.fixed_width.best == "L=2, d=64"
 
 
 def test_three_hops_tell_chasing_from_doubling():
-    from depthnotes.verdicts.ch3_chasing import _three_hops
+    from depthnotes.verdicts.ch3_chasing import (MORE_BLOCKS, NO_MORE_BLOCKS, THREE_UNCHAINED,
+                                                 _three_hops)
 
-    assert "more blocks than two" in _three_hops({2: [2, 2, 2], 3: [3, 4, 3]})
-    assert "fewer layers than hops" in _three_hops({2: [2, 2, 2], 3: [3, 2, 3]})
-    assert "not tested" in _three_hops({2: [2, 2, 2], 3: [3, None, 3]})
+    assert _three_hops({2: [2, 2, 2], 3: [3, 4, 3]}) == MORE_BLOCKS
+    assert _three_hops({2: [2, 2, 2], 3: [3, 2, 3]}) == NO_MORE_BLOCKS   # as doubling allows
+    assert _three_hops({2: [2, 2, 2], 3: [3, None, 3]}) == THREE_UNCHAINED
+    assert _three_hops({1: [1, 1, 1], 2: [2, 2, 2]}) is None            # no k = 3 swept
 
 
 def test_judge_depth_in_part_when_one_block_chains_or_the_gap_is_noise():
@@ -247,18 +253,19 @@ def test_judge_depth_in_part_when_one_block_chains_or_the_gap_is_noise():
 
 
 def test_check_table_has_three_outcomes_at_the_bar_and_at_chaining():
-    from depthnotes.verdicts.ch3_chasing import CHAINED, check_table, reading_bar
+    from depthnotes.verdicts.ch3_chasing import (CHAINED, NO_SEPARATION, TABLE_FAILS,
+                                                 TABLE_HOLDS, check_table, reading_bar)
 
     bar = reading_bar(20, 2)                                   # 0.15 + 0.05
     held = check_table([bar - .01, .1, .12], [CHAINED, .9, 1.0], 20)
     assert held.holds and held.wide_beats == 0 and held.deep_chains == 3
-    assert held.finding.startswith("holds")
+    assert held.result == TABLE_HOLDS
     beaten = check_table([bar + .01, .1, .6], [.9, .9, .9], 20)   # above the bar: counts
-    assert not beaten.holds and beaten.wide_beats == 2 and "chains two hops with 1" in \
-        beaten.finding
+    assert not beaten.holds and beaten.wide_beats == 2 and beaten.wide_chains == 1
+    assert beaten.result == TABLE_FAILS
     short = check_table([.1, .1, .1], [.9, CHAINED - .01, .9], 20)
     assert not short.holds and short.deep_chains == 2
-    assert short.finding.startswith("no separation")
+    assert short.result == NO_SEPARATION
 
 
 def test_check_table_names_bad_input():

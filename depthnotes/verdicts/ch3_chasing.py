@@ -161,9 +161,13 @@ class ChasingDepthVerdict:
     equal_params: Ranking   # two hops: the widest one-block shape, the best deeper one
     fixed_width: Ranking    # two hops: one block at the family's width, the best deeper
     one_block_chains: dict     # {family: seeds with which its one-block shape chains two hops}
-    three_hops: str       # what the fixed-width family shows at k = 3
+    three_hops: str | None     # what fixed width shows at k = 3 (THREE_HOPS; None: not swept)
     word: str
-    caveat: str
+
+    @property
+    def two_hops_solved(self) -> bool:
+        """Both families solve two hops (``SOLVED``) at some depth with every seed."""
+        return not any(None in self.solved[f][2] for f in FAMILIES)
 
 
 def _one_block_against_deeper(family: list[HopSweepShape]) -> Ranking:
@@ -176,18 +180,28 @@ def _one_block_against_deeper(family: list[HopSweepShape]) -> Ranking:
                         metric="two-hop accuracy", better="higher")
 
 
-def _three_hops(needed: dict) -> str:
-    """The fixed-width family's depth for k = 3 against k = 2, per seed, in words."""
+#: What the fixed-width family's depths for k = 3 against k = 2 show, per seed
+#: (``ChasingDepthVerdict.three_hops``): some seed chains three hops at no depth of the sweep
+#: (the sweep cannot test it); every seed needs more blocks for three hops than for two (as a
+#: chaser that takes one hop per block would); some seed needs no more (fewer layers than
+#: hops, as doubling allows).
+THREE_UNCHAINED = "unchained at some seed"
+MORE_BLOCKS = "more blocks than two"
+NO_MORE_BLOCKS = "no more blocks than two"
+THREE_HOPS = (THREE_UNCHAINED, MORE_BLOCKS, NO_MORE_BLOCKS)
+
+
+def _three_hops(needed: dict) -> str | None:
+    """The fixed-width family's depth for k = 3 against k = 2, per seed, as one of
+    ``THREE_HOPS`` (None when the sweep has no k = 3)."""
     if 3 not in needed:
-        return "three hops not in the sweep"
+        return None
     three, two = needed[3], needed[2]
     if None in three:
-        return (f"three hops chained by no depth up to the sweep's deepest with "
-                f"{three.count(None)} of {len(three)} seeds: not tested at this scale")
+        return THREE_UNCHAINED
     if all(b is not None and a > b for a, b in zip(three, two)):
-        return "three hops need more blocks than two with every seed"
-    return ("three hops chained with no more blocks than two by some seed: fewer layers "
-            "than hops, as doubling allows")
+        return MORE_BLOCKS
+    return NO_MORE_BLOCKS
 
 
 def judge_depth(shapes: dict, n: int) -> ChasingDepthVerdict:
@@ -201,8 +215,9 @@ def judge_depth(shapes: dict, n: int) -> ChasingDepthVerdict:
     (2) *Two dependent steps need more than one block*: the same at fixed width, and in
     addition some depth of that family chains two hops with every seed. Each part is a word
     (reproduced or not shown here); the claim's word combines them (``evidence.combine``).
-    The sweep reaches k = 3 at most, which cannot show growth like k against log k: the
-    caveat says what k = 3 showed and whether two hops were solved."""
+    The sweep reaches k = 3 at most, which cannot show growth like k against log k: beside
+    the word, ``three_hops`` says what k = 3 showed and ``two_hops_solved`` whether two hops
+    were solved (the chapter writes the caveat from them)."""
     check_choice("families", tuple(shapes), (FAMILIES, FAMILIES[::-1]))
     hops = sorted(shapes[FAMILIES[0]][0].accuracy)
     if not {1, 2} <= set(hops):
@@ -218,15 +233,18 @@ def judge_depth(shapes: dict, n: int) -> ChasingDepthVerdict:
              for f, cmp in (("fixed parameters", equal_params), ("fixed width", fixed_width))]
     deep_enough = None not in needed["fixed width"][2]
     three = _three_hops(needed["fixed width"])
-    notes = [three]
-    if any(None in solved[f][2] for f in FAMILIES):
-        notes.append("two hops not solved (>= 0.9) with every seed")
-    caveat = "; ".join(notes)
     words = [REPRODUCED if parts[0] else NOT_SHOWN,
              REPRODUCED if parts[1] and deep_enough else NOT_SHOWN]
     word = combine(words)
-    return ChasingDepthVerdict(bars, beats, needed, solved, equal_params, fixed_width, one_chains,
-                        three, word, caveat)
+    return ChasingDepthVerdict(bars, beats, needed, solved, equal_params, fixed_width,
+                               one_chains, three, word)
+
+
+#: ``check_table``'s results: the table is too large for one wide block (it stays below the
+#: bar with every seed, the deeper shape chains with every seed); it is not (the wide block
+#: beats the bar with some seed); or the records cannot tell (the wide block stays below, but
+#: the deeper shape does not chain with every seed either).
+TABLE_HOLDS, TABLE_FAILS, NO_SEPARATION = "holds", "fails", "no separation"
 
 
 @dataclass(frozen=True)
@@ -236,13 +254,14 @@ class TableCheck:
     bar: float            # two hops: two fixed look-ups + ACCURACY_MARGIN
     seeds: int
     wide_beats: int       # seeds with which the one wide block beats the bar at two hops
+    wide_chains: int      # seeds with which the one wide block chains two hops
     deep_chains: int      # seeds with which the deeper shape chains two hops
-    finding: str          # the outcome in words
+    result: str           # TABLE_HOLDS, TABLE_FAILS or NO_SEPARATION
 
     @property
     def holds(self) -> bool:
         """The wide block beats the bar with no seed; the deeper one chains with every seed."""
-        return self.wide_beats == 0 and self.deep_chains == self.seeds
+        return self.result == TABLE_HOLDS
 
 
 def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
@@ -251,7 +270,8 @@ def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
     ``reading_bar(n, 2)`` with every seed, while a deeper shape (``deep``) chains two hops
     (``CHAINED``) with every seed. If the wide block beats the bar, the table is not too large
     for it; if it does not but the deeper shape fails to chain too, the table is too large
-    for the training budget and says nothing about depth."""
+    for the training budget and says nothing about depth. The ``result`` is one word
+    (``TABLE_HOLDS``, ``TABLE_FAILS``, ``NO_SEPARATION``) beside the counts it rests on."""
     if not wide or len(wide) != len(deep):
         raise ValueError(f"wide and deep need one accuracy per seed, the same seeds; got "
                          f"{len(wide)} and {len(deep)}")
@@ -261,16 +281,8 @@ def check_table(wide: list[float], deep: list[float], n: int) -> TableCheck:
     bar, seeds = reading_bar(n, 2), len(wide)
     beats = sum(a > bar for a in wide)
     chains = sum(a >= CHAINED for a in deep)
-    if beats == 0 and chains == seeds:
-        finding = ("holds: one wide block stays below the bar with every seed, and the "
-                   "deeper shape chains two hops with every seed")
-    elif beats:
-        finding = (f"fails: one wide block beats the bar with {beats} of {seeds} seeds "
-                   f"(chains two hops with {sum(a >= CHAINED for a in wide)})")
-    else:
-        finding = (f"no separation: one wide block stays below the bar, but the deeper "
-                   f"shape chains two hops with only {chains} of {seeds} seeds")
-    return TableCheck(bar, seeds, beats, chains, finding)
+    result = TABLE_FAILS if beats else TABLE_HOLDS if chains == seeds else NO_SEPARATION
+    return TableCheck(bar, seeds, beats, sum(a >= CHAINED for a in wide), chains, result)
 
 
 def check_table_record(record, n_head: int | None = None) -> tuple[dict, TableCheck]:
