@@ -199,9 +199,29 @@ def depth_cost(results: Sequence[LatencyResult], cache: CacheSize | int) -> Dept
                      all(memory_resident(r.weight_bytes, cache) for r in results))
 
 
-def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
-    """Claim C17's verdict and its reason, by one rule (the constants above), every comparison
-    judged round by round with ``versus_spread``:
+@dataclass(frozen=True)
+class C17Verdict:
+    """C17's word and the families that decided it (``c17_verdict``), each a ``DepthCost``, in
+    the order given: the chapter writes the reason from them and its published numbers.
+
+    ``not_slower``: the deepest shape not clearly slower than the shallowest; ``under_ratio``:
+    a cache-resident family not clearly more than ``C17_MIN_RATIO`` times slower (either makes
+    the claim not shown). ``memory_under_ratio``: a memory-bound family not clearly above
+    ``C17_MIN_RATIO``; ``memory_flat``: a memory-bound family whose exponent is below
+    ``C17_CAVEAT_FACTOR`` x ``cache_exponent``, the smallest cache-resident family's (None
+    without one) (either makes it reproduced in part)."""
+
+    word: str
+    not_slower: tuple[DepthCost, ...]
+    under_ratio: tuple[DepthCost, ...]
+    memory_under_ratio: tuple[DepthCost, ...]
+    memory_flat: tuple[DepthCost, ...]
+    cache_exponent: float | None
+
+
+def c17_verdict(families: Sequence[DepthCost]) -> C17Verdict:
+    """Claim C17's verdict and the families behind it, by one rule (the constants above),
+    every comparison judged round by round with ``versus_spread``:
 
     * "not shown here" if any family's deepest shape is not clearly slower than its
       shallowest, or any family not wholly memory-bound is not clearly more than
@@ -212,29 +232,17 @@ def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
     * "reproduced" otherwise."""
     if not families:
         raise ValueError("c17_verdict needs at least one family")
-
-    def ends(f: DepthCost) -> str:
-        return (f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x over the "
-                f"rounds")
-
-    failing = [f"{ends(f)}, not clearly slower" for f in families
-               if versus_spread(f.ratio, 1.0) != "above"]
-    failing += [f"{ends(f)}, not clearly above {C17_MIN_RATIO:g}x" for f in families
-                if not f.memory_bound and versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
-    if failing:
-        return NOT_SHOWN, "; ".join(failing)
+    above = [versus_spread(f.ratio, C17_MIN_RATIO) == "above" for f in families]
+    not_slower = tuple(f for f in families if versus_spread(f.ratio, 1.0) != "above")
+    under = tuple(f for f, ok in zip(families, above) if not ok and not f.memory_bound)
     cached = [f.exponent for f in families if not f.memory_bound]
-    caveats = []
-    for f in (f for f in families if f.memory_bound):
-        if versus_spread(f.ratio, C17_MIN_RATIO) != "above":
-            caveats.append(f"memory-bound {ends(f)}, not clearly above {C17_MIN_RATIO:g}x")
-        if cached and f.exponent < C17_CAVEAT_FACTOR * min(cached):
-            caveats.append(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
-                           f"under {C17_CAVEAT_FACTOR:g} x the cache-resident "
-                           f"L^{min(cached):.2f}")
-    if caveats:
-        return IN_PART, "; ".join(caveats)
-    return REPRODUCED, f"every family clearly above {C17_MIN_RATIO:g}x"
+    least = min(cached) if cached else None
+    memory_under = tuple(f for f, ok in zip(families, above) if not ok and f.memory_bound)
+    memory_flat = tuple(f for f in families if f.memory_bound and least is not None
+                        and f.exponent < C17_CAVEAT_FACTOR * least)
+    word = (NOT_SHOWN if not_slower or under else
+            IN_PART if memory_under or memory_flat else REPRODUCED)
+    return C17Verdict(word, not_slower, under, memory_under, memory_flat, least)
 
 
 # -- chapter 6's shapes -------------------------------------------------------------------
