@@ -238,6 +238,8 @@ def test_each_reason_needs_the_evidence_that_shows_it():
                 dict(kind=NO_CONTROL), dict(kind=CANNOT_TELL, reached=128.0)):
         with pytest.raises(ValueError):
             WhyNot(**bad)
+    with pytest.raises(TypeError, match="reached"):
+        WhyNot(CANNOT_TELL, reached="wide", needed=400)
 
 
 def test_an_untestable_part_says_why_and_only_an_untestable_one():

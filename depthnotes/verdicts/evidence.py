@@ -473,6 +473,7 @@ class WhyNot:
 
     def __post_init__(self):
         check_choice("kind", self.kind, WHY_NOT)
+        object.__setattr__(self, "picks", tuple(self.picks))     # hashable, as frozen implies
         if self.kind == UNBRACKETED:
             if not self.picks or not all(isinstance(p, RatePick) for p in self.picks):
                 raise ValueError("an unbracketed grid needs picks: the RatePick of each arm "
@@ -488,6 +489,9 @@ class WhyNot:
         elif self.reached is None or self.needed is None:
             raise ValueError("a design that cannot tell the alternatives apart needs reached "
                              "(how far it goes) and needed (where the claim is about)")
+        else:
+            check_number("reached", self.reached, extra="(how far the design goes)")
+            check_number("needed", self.needed, extra="(where the claim is about)")
 
 
 @dataclass(frozen=True)
