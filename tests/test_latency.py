@@ -248,22 +248,27 @@ def test_c17_verdict_is_one_rule():
     strong_mem = _family([4.0, 4.1, 3.9], memory=True)           # k = 0.67 of 0.67..0.82
     weak_mem = _family([1.8, 1.9, 2.0], memory=True)             # k = 0.31 < 0.5 x 0.67
     assert (C17_MIN_RATIO, C17_CAVEAT_FACTOR) == (1.5, 0.5)
-    assert c17_verdict(cached + [strong_mem])[0] == "reproduced"
-    verdict, why = c17_verdict(cached + [weak_mem])
-    assert verdict == "reproduced in part" and "memory-bound" in why and "L^0.31" in why
+    v = c17_verdict(cached + [strong_mem])
+    assert v.word == "reproduced" and not (v.not_slower or v.under_ratio or v.weak)
+    v = c17_verdict(cached + [weak_mem])
+    assert v.word == "reproduced in part" and v.weak == (weak_mem,) and not v.under_ratio
+    assert v.smallest_cached_k == pytest.approx(cached[1].exponent)
     # a memory-bound family slower in every round, but one round under 1.5x and the mean
     # (2.83) under 3 standard errors above it: that part does not hold
-    verdict, why = c17_verdict(cached + [_family([1.4, 3.5, 3.6], memory=True)])
-    assert verdict == "reproduced in part" and "1.40-3.60x over the rounds, not clearly above 1.5x" in why
+    mixed = _family([1.4, 3.5, 3.6], memory=True)
+    v = c17_verdict(cached + [mixed])
+    assert v.word == "reproduced in part" and v.under_ratio == (mixed,)
     # ... a cache-resident one: not shown; and not clearly slower at all: not shown
-    verdict, why = c17_verdict([_family([1.4, 5.0, 5.1]), strong_mem])
-    assert verdict == "not shown here" and "not clearly above 1.5x" in why
-    verdict, why = c17_verdict(cached + [_family([0.9, 1.8, 1.9], memory=True)])
-    assert verdict == "not shown here" and "not clearly slower" in why
+    low = _family([1.4, 5.0, 5.1])
+    v = c17_verdict([low, strong_mem])
+    assert v.word == "not shown here" and v.under_ratio == (low,) and not v.not_slower
+    flat = _family([0.9, 1.8, 1.9], memory=True)
+    v = c17_verdict(cached + [flat])
+    assert v.word == "not shown here" and v.not_slower == (flat,)
     # one slow round no longer vetoes: five rounds whose mean is 3.7 standard errors above
     # 1.5x count as above it, though one round (1.4x) is under it
-    verdict, why = c17_verdict([_family([1.4, 3.0, 3.05, 2.95, 3.02]), strong_mem])
-    assert verdict == "reproduced" and why == "every family clearly above 1.5x"
+    v = c17_verdict([_family([1.4, 3.0, 3.05, 2.95, 3.02]), strong_mem])
+    assert v.word == "reproduced" and not v.under_ratio
     # the exponent compares families over different depth ranges: 2x over L = 6..12 is k = 1
     assert _family([2.0] * 3, L=(6, 12)).exponent == pytest.approx(1.0)
     with pytest.raises(ValueError, match="at least one family"):

@@ -127,7 +127,7 @@ def finding(target, text: str) -> None:
                                     else 11))
 
 
-# -- every seed and the mean (EXPERIMENTS.md §2: show the spread) ----------------------------
+# -- every seed and the mean (book/methods.md, how a claim is judged: show the spread) ------
 #: How a single seed is drawn: thin and light, so the mean stands out over the seeds.
 SEED_STYLE = {"lw": 0.8, "alpha": 0.35}
 MEAN_STYLE = {"lw": 2.0}

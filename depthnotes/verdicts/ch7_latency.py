@@ -199,42 +199,48 @@ def depth_cost(results: Sequence[LatencyResult], cache: CacheSize | int) -> Dept
                      all(memory_resident(r.weight_bytes, cache) for r in results))
 
 
-def c17_verdict(families: Sequence[DepthCost]) -> tuple[str, str]:
-    """Claim C17's verdict and its reason, by one rule (the constants above), every comparison
-    judged round by round with ``versus_spread``:
+@dataclass(frozen=True)
+class C17Verdict:
+    """``c17_verdict``'s result: the word and the families behind it (the chapter writes the
+    sentence). ``not_slower``: families whose deepest shape is not clearly slower than their
+    shallowest; ``under_ratio``: families not clearly more than ``C17_MIN_RATIO`` times slower
+    (a cache-resident one makes the word "not shown here", a memory-bound one "reproduced in
+    part"); ``weak``: memory-bound families whose exponent is below ``C17_CAVEAT_FACTOR`` times
+    ``smallest_cached_k``, the smallest exponent of the families in cache."""
+
+    word: str
+    not_slower: tuple[DepthCost, ...]
+    under_ratio: tuple[DepthCost, ...]
+    weak: tuple[DepthCost, ...]
+    smallest_cached_k: float | None
+
+
+def c17_verdict(families: Sequence[DepthCost]) -> C17Verdict:
+    """Claim C17's verdict by one rule (the constants above), every comparison judged round by
+    round with ``versus_spread``:
 
     * "not shown here" if any family's deepest shape is not clearly slower than its
       shallowest, or any family not wholly memory-bound is not clearly more than
       ``C17_MIN_RATIO`` times slower;
     * "reproduced in part" if a memory-bound family is not clearly more than ``C17_MIN_RATIO``
       times slower, or its exponent is below ``C17_CAVEAT_FACTOR`` times the smallest
-      exponent of the other families (depth still costs, but far less): the part named;
+      exponent of the other families (depth still costs, but far less);
     * "reproduced" otherwise."""
     if not families:
         raise ValueError("c17_verdict needs at least one family")
-
-    def ends(f: DepthCost) -> str:
-        return (f"L = {f.deep} vs {f.shallow}: {f.ratio.min:.2f}-{f.ratio.max:.2f}x over the "
-                f"rounds")
-
-    failing = [f"{ends(f)}, not clearly slower" for f in families
-               if versus_spread(f.ratio, 1.0) != "above"]
-    failing += [f"{ends(f)}, not clearly above {C17_MIN_RATIO:g}x" for f in families
-                if not f.memory_bound and versus_spread(f.ratio, C17_MIN_RATIO) != "above"]
-    if failing:
-        return NOT_SHOWN, "; ".join(failing)
+    not_slower = tuple(f for f in families if versus_spread(f.ratio, 1.0) != "above")
+    under = tuple(f for f in families if versus_spread(f.ratio, C17_MIN_RATIO) != "above")
     cached = [f.exponent for f in families if not f.memory_bound]
-    caveats = []
-    for f in (f for f in families if f.memory_bound):
-        if versus_spread(f.ratio, C17_MIN_RATIO) != "above":
-            caveats.append(f"memory-bound {ends(f)}, not clearly above {C17_MIN_RATIO:g}x")
-        if cached and f.exponent < C17_CAVEAT_FACTOR * min(cached):
-            caveats.append(f"memory-bound L = {f.shallow}..{f.deep}: time ~ L^{f.exponent:.2f}, "
-                           f"under {C17_CAVEAT_FACTOR:g} x the cache-resident "
-                           f"L^{min(cached):.2f}")
-    if caveats:
-        return IN_PART, "; ".join(caveats)
-    return REPRODUCED, f"every family clearly above {C17_MIN_RATIO:g}x"
+    smallest = min(cached) if cached else None
+    weak = tuple(f for f in families if f.memory_bound and smallest is not None
+                 and f.exponent < C17_CAVEAT_FACTOR * smallest)
+    if not_slower or any(not f.memory_bound for f in under):
+        word = NOT_SHOWN
+    elif under or weak:
+        word = IN_PART
+    else:
+        word = REPRODUCED
+    return C17Verdict(word, not_slower, under, weak, smallest)
 
 
 # -- chapter 6's shapes -------------------------------------------------------------------
