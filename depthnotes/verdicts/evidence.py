@@ -3,10 +3,11 @@
 Every trained comparison in the book reduces to a few questions, and each has one answer here:
 
 * **What a seed's result is** (``summarise``): a finite number, or a run that diverged. A
-  diverged run *learned nothing*: where lower is better it counts as a ``ceiling`` the caller
-  states (the loss at initialisation, or the uniform loss ln V), and it ranks below every run
-  that did not diverge. One policy, so that no chapter counts a diverged run as its first loss
-  while another counts it as infinity or as zero.
+  diverged run *learned nothing*: it counts as a ``ceiling`` the caller states — for a loss,
+  the uniform loss ln V (or the loss at initialisation); for a task's accuracy,
+  ``DIVERGED_ACCURACY`` — and it ranks below every run that did not diverge. One policy, so
+  that no chapter counts a diverged run as its first loss while another counts it as infinity
+  or as zero.
 * **Whether two arms differ** (``compare``): the rule below, robust at three seeds.
 * **Which learning rate is best, and whether the grid says so** (``best_rate``): the best rate
   counts only when the grid brackets it (it is neither the lowest nor the highest rate tried)
@@ -72,6 +73,11 @@ NOT_SHOWN = "not shown here"
 NOT_TESTABLE = "not testable here"
 OUTCOMES = (REPRODUCED, IN_PART, CONTRADICTED, NOT_SHOWN, NOT_TESTABLE)
 
+#: What a diverged run's accuracy counts as (``summarise``'s ``ceiling`` where higher is
+#: better): its weights are no longer numbers, so it answers no query; 0, below the chance
+#: level of any task, so that it ranks below every run that trained at all.
+DIVERGED_ACCURACY = 0.0
+
 #: The rules, in three sentences, for the methods page.
 RULE = (
     "Two arms differ clearly when the gap between their means over seeds exceeds the margin "
@@ -79,7 +85,7 @@ RULE = (
     f"other, or the gap exceeds {T_RATIO:g} Welch standard errors; otherwise the difference is "
     f"within noise, and every arm has at least {MIN_SEEDS} seeds. A run that diverged learned "
     "nothing: it counts as the stated ceiling (the uniform loss ln V, or the loss at "
-    "initialisation) and ranks below "
+    "initialisation; on a task, accuracy 0) and ranks below "
     "every run that did not diverge. A best learning rate counts only when the grid brackets "
     "it (it is neither the lowest nor the highest rate tried) or every rate is within noise "
     "of it; otherwise the comparison it enters is not testable until the grid is extended.")
