@@ -156,7 +156,8 @@ def test_a_budget_is_not_testable_while_a_best_rate_sits_at_an_edge():
     at_edge = best_rate({1e-3: [1.70, 1.71, 1.72], 2e-3: [1.80, 1.81, 1.82]})
     inside = best_rate({1e-3: [1.8, 1.81, 1.82], 2e-3: [1.7, 1.71, 1.72],
                         4e-3: [1.9, 1.91, 1.92]})
-    flat = best_rate({1e-3: [1.7, 1.71, 1.72], 2e-3: [1.7, 1.71, 1.72]})
+    flat = best_rate({1e-3: [1.7, 1.71, 1.72], 2e-3: [1.7, 1.71, 1.72],
+                      4e-3: [1.71, 1.7, 1.72]})
     assert not at_edge.judgeable and inside.bracketed and flat.flat
     b = judge_basin(1000, KAPLAN, picks={"L=1": inside, "L=16": flat})
     assert b.testable == (True, None) and b.word == REPRODUCED

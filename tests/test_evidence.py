@@ -128,8 +128,11 @@ def test_a_best_rate_at_the_edge_is_not_judgeable():
 
 
 def test_a_flat_grid_is_judgeable_and_one_rate_is_not():
-    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5]})
-    assert flat.flat and flat.judgeable and set(flat.tied) == {1e-3, 3e-3}
+    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5], 1e-2: [4.5, 4.6, 4.4]})
+    assert flat.flat and flat.judgeable and set(flat.tied) == {1e-3, 3e-3, 1e-2}
+    # two rates within noise of each other say nothing of a third: not flat, both edges tied
+    two = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5]})
+    assert not two.flat and two.at_edge == "both" and not two.judgeable
     one = best_rate({1e-3: [2.0, 2.1, 2.2]})
     assert not one.bracketed and not one.judgeable
 

@@ -762,6 +762,28 @@ def test_the_7_3_note_computes_the_fraction_from_the_published_line():
 
 
 @pytest.mark.no_edition
+def test_the_7_2_note_bounds_the_named_model_by_the_published_read_rate():
+    """The note's model is the one the task names, its bytes are the preset's, and its bound is
+    those bytes over the read rate chapter 7 published (real, and made up)."""
+    from depthnotes.bench.latency import decode_weight_bytes
+    from depthnotes.course.answers.ch7 import BOUND_MODEL, SUBQUESTIONS
+    from depthnotes.tools.summaries import chapter_published
+
+    nb = nbformat.read(_chapter(7), as_version=4)
+    [task] = [c.source for c in nb.cells if "**Exercise 7.2.**" in c.source]
+    assert "GPT-2 " + BOUND_MODEL.removeprefix("gpt2-") in task
+    n_bytes = decode_weight_bytes(ModelConfig.preset(BOUND_MODEL))
+    for published in ({"c16_bw": "10.0"}, chapter_published(ROOT, "7.2")):
+        note = SUBQUESTIONS["7.2"](published)
+        [gb] = _quoted(r"reads ([\d.]+) GB of fp32", note)
+        assert gb == round(n_bytes / 1e9, 2)
+        assert f"delivered {published['c16_bw']} GB/s" in note
+        [ms] = _quoted(r"faster than about ([\d,]+) ms", note)
+        assert ms == round(n_bytes / float(published["c16_bw"]) / 1e6)
+    assert "about 142 ms" in SUBQUESTIONS["7.2"]({"c16_bw": "10.0"})   # 1.415 GB / 10 GB/s
+
+
+@pytest.mark.no_edition
 def test_the_8_4_note_quotes_counts_of_the_built_models():
     """The counts the note quotes are those of the models built and counted from their
     tensors, and the solution's are the ones its cell printed."""

@@ -28,6 +28,24 @@ def test_every_experiment_has_a_stored_record_and_every_record_an_experiment():
     assert sorted(p.stem for p in STORED) == sorted(set(EXPERIMENTS) - set(UNRECORDED))
 
 
+def test_every_seeded_corpus_experiment_scores_its_seeds_on_the_same_text_or_says_why():
+    """A comparison of seeds is read against their spread, so each seed is scored on the same
+    held-out text (``TrainConfig.eval_seed``) unless the registry lists the experiment in
+    ``PER_SEED_EVAL`` with why; a listed one really does draw per seed. (Task experiments score
+    fixed sequences whatever the seed: ``training.tasks.train_on_task``.)"""
+    from depthnotes.experiments.registry import PER_SEED_EVAL
+
+    assert all(isinstance(why, str) and why for why in PER_SEED_EVAL.values())
+    assert set(PER_SEED_EVAL) <= set(EXPERIMENTS)
+    for name in EXPERIMENTS:
+        exp = get_experiment(name)
+        if not isinstance(exp.data, str) or len(exp.seeds) < 2:
+            continue
+        fixed = {a.recipe.eval_seed is not None for a in exp.arms}
+        assert fixed == ({False} if name in PER_SEED_EVAL else {True}), (
+            f"{name}: set eval_seed on every arm, or list it in PER_SEED_EVAL with why")
+
+
 @pytest.mark.parametrize("path", STORED, ids=[p.stem for p in STORED])
 def test_stored_record_layout(path):
     data = json.loads(path.read_text())

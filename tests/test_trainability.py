@@ -189,8 +189,10 @@ def test_each_family_is_scored_at_its_best_rate():
     # post-norm's other rate is clearly worse: the edge pick is not judgeable
     assert post12.pick.tied == (3e-4,) and not post12.pick.flat and not post12.pick.judgeable
     # pre-norm's other rate overlaps it (2.5 against 2.5, and a spread the diverged seed
-    # makes): within noise of the best, so the grid is flat and the pick is judgeable
-    assert pre12.pick.tied == (3e-4, 1e-3) and pre12.pick.flat and pre12.pick.judgeable
+    # makes): within noise of the best; two tied rates do not make a flat grid (no third rate
+    # says so), so both edges tie and the pick is not judgeable
+    assert pre12.pick.tied == (3e-4, 1e-3) and not pre12.pick.flat
+    assert pre12.pick.at_edge == "both" and not pre12.pick.judgeable
     one = out["post"][0].pick                                          # one rate: never
     assert (one.rates, one.at_edge, one.bracketed, one.judgeable) == ((1e-3,), "only", False,
                                                                       False)

@@ -29,7 +29,7 @@ def deepnorm_1000_layers(quick: bool = False) -> Experiment:
             "arms get the same 100 steps of 8 x 32 characters (small batches keep the memory "
             "at a few GB), AdamW lr 1e-3, 20 warm-up steps, cosine decay, clipping at 1; "
             "validation loss after steps 50 and 100 on 4 batches of 8 x 32 held-out "
-            "characters. One seed each: an illustration, not a verdict (EXPERIMENTS.md asks "
+            "characters. One seed each: an illustration, not a verdict (the book asks "
             "for 3); the seeded comparison is deepnorm_depth_comparison at L = 48 and 200. "
             "DeepNet's 1,000 layers are an encoder-decoder (500 + 500 blocks) trained for "
             "many thousands of steps on large batches: this is a far shorter and a different "
@@ -205,7 +205,7 @@ def deepnorm_depth_comparison(quick: bool = False) -> Experiment:
 
 
 #: The learning rates ``deepnorm_depth_lr`` adds to ``deepnorm_depth_comparison``'s 1e-3: a
-#: grid of three rates about 3x apart for every arm (EXPERIMENTS.md section 3).
+#: grid of three rates about 3x apart for every arm (book/methods.md, "How a claim is judged").
 DEPTH_LR_GRID = (3e-4, 3e-3)
 
 

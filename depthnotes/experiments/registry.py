@@ -12,6 +12,26 @@ from depthnotes.experiments.spec import EXPERIMENTS, Experiment
 UNRECORDED: dict[str, str] = {**ch5.UNRECORDED, **ch8.UNRECORDED}
 
 
+#: Experiments on the corpus, with several seeds, whose seeds are *not* all scored on the same
+#: held-out text (``TrainConfig.eval_seed`` is None: each run draws its held-out batches from
+#: its own seed), with why. Evaluation noise then adds to the seed spread, which makes "within
+#: noise" more likely, not less; the chapters that judge them say so, and the methods page
+#: marks them. Any new experiment fixes its evaluation set or is listed here
+#: (``tests/test_records.py``).
+PER_SEED_EVAL: dict[str, str] = {
+    **dict.fromkeys(("budget_basin", "budget_basin_lr", "budget_basin_lr_high",
+                     "budget_basin_lr_top", "layer_redundancy", "prenorm_layer_use",
+                     "prenorm_vs_postnorm_grid", "postnorm_failure_depth",
+                     "deepnorm_depth_comparison", "deepnorm_depth_lr", "deepnorm_update_size",
+                     "depth_lr_transfer", "depth_lr_transfer_64", "ln_scaling_depth"),
+                    "recorded before a fixed evaluation set existed"),
+    **dict.fromkeys(("budget_basin_lr_high", "budget_basin_lr_top"),
+                    "adds rates to budget_basin, whose recipe it must keep"),
+    **dict.fromkeys(("ln_scaling_depth_lr", "ln_scaling_depth_lr_top"),
+                    "adds rates to ln_scaling_depth, whose recipe it must keep"),
+}
+
+
 def get_experiment(name: str, quick: bool = False) -> Experiment:
     """The named experiment (or its quick version)."""
     if name not in EXPERIMENTS:

@@ -26,7 +26,7 @@ shape (GPT-2's init already makes every block's update small, so "small" alone i
 learned), and counts the top blocks that can go in each (``removable_count``). Its rule is
 stated in chapter 6 (``verdicts.ch6_redundancy.judge_redundancy``). The measures of fewer than ``verdicts.MIN_SEEDS`` trained models
 are an illustration, not a verdict: ``judge_redundancy`` then says so
-(EXPERIMENTS.md §2). Chapter 6 reads the trained measures from the ``layer_redundancy`` record
+(book/methods.md, "How a claim is judged"). Chapter 6 reads the trained measures from the ``layer_redundancy`` record
 (``record_probes.final_probes``).
 """
 

@@ -127,7 +127,7 @@ def finding(target, text: str) -> None:
                                     else 11))
 
 
-# -- every seed and the mean (EXPERIMENTS.md §2: show the spread) ----------------------------
+# -- every seed and the mean (book/methods.md, how a claim is judged: show the spread) ------
 #: How a single seed is drawn: thin and light, so the mean stands out over the seeds.
 SEED_STYLE = {"lw": 0.8, "alpha": 0.35}
 MEAN_STYLE = {"lw": 2.0}
@@ -266,7 +266,7 @@ LOOP_MARKERS = {DISTINCT: "o", LOOPED: "s", ONCE: "^"}
 def plot_loop_grid(ax, test) -> dict:
     """X1's learning-rate grid on ``ax`` from a ``verdicts.ch8_depth.LoopedTest``: the
     judged hop count's accuracy against the learning rate, each seed a small mark (a diverged
-    seed at 0, as the evidence library counts it), each kind's mean a line, and the best rate
+    seed at ``evidence.DIVERGED_ACCURACY``), each kind's mean a line, and the best rate
     the verdict uses ringed. Returns ``{kind: mean line}``."""
     lines = {}
     for kind, by_rate in test.grid.items():

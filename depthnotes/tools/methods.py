@@ -34,6 +34,13 @@ def record_rows(root: Path) -> list[dict]:
         chapter = _CHAPTER.search(description)
         runs = data["runs"]
         prov = data.get("provenance", {})
+        recipes = [a.get("recipe", {}) for a in data["config"]["arms"]]
+        held_out = ("one seed" if len({r["seed"] for r in runs}) < 2 else
+                    "task sequences, the same for every seed"
+                    if not isinstance(data["config"].get("data"), str) else
+                    "the same for every seed" if all(r.get("eval_seed") is not None
+                                                     for r in recipes) else
+                    "drawn from each seed")
         rows.append({
             "name": data["name"],
             "chapter": chapter.group(1) if chapter else "?",
@@ -48,6 +55,7 @@ def record_rows(root: Path) -> list[dict]:
             "workers": prov.get("workers"),
             "date": prov.get("date", "not stored"),
             "command": data.get("command", f"python -m depthnotes record {data['name']}"),
+            "held_out": held_out,
         })
     return sorted(rows, key=lambda r: (r["chapter"], r["name"]))
 
@@ -107,12 +115,17 @@ def render_records(root: Path) -> str:
     rows = record_rows(root)
     total = sum(r["runs"] for r in rows)
     out = [f"{len(rows)} records, {total:,} training runs in all. Each row is read from the "
-           "record file; the dropdowns below give each record's full description.", "",
-           "| chapter | record | for | runs (arms x seeds) | wall time | recorded |",
-           "|---|---|---|---|---|---|"]
+           "record file; the dropdowns below give each record's full description. *Held-out "
+           "text*: whether every seed was scored on the same held-out batches, or each on "
+           "batches drawn from its own seed (records made before the fixed evaluation set, "
+           "or adding rates to one; their evaluation noise widens the seed spread, so a "
+           "comparison is more often within noise, not less).", "",
+           "| chapter | record | for | runs (arms x seeds) | held-out text | wall time | "
+           "recorded |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['chapter']} | `{r['name']}` | {r['claims']} | {r['runs']} "
-                   f"({r['arms']} x {len(r['seeds'])}) | {r['wall']} | {r['date']} |")
+                   f"({r['arms']} x {len(r['seeds'])}) | {r['held_out']} | {r['wall']} | "
+                   f"{r['date']} |")
     out.append("")
     for r in rows:
         seeds = ", ".join(map(str, r["seeds"]))

@@ -228,7 +228,7 @@ def depth_outcomes(record, baseline: float, margin: float,
         by_rate = {r.lr: r for r in tried}
         if len(by_rate) != len(tried):
             raise ValueError(f"family {family!r} has two arms at one rate and depth")
-        pick = best_rate({r.lr: r.seeds.values for r in tried}, margin=LOSS_MARGIN)
+        pick = best_rate({r.lr: r.seeds for r in tried}, margin=LOSS_MARGIN)
         ranked = sorted(tried, key=lambda r: (r.lr != pick.best, r.seeds.mean))
         rates = tuple((r.lr, r.seeds.mean) for r in ranked)
         outcomes = tuple((r.lr, r.outcome) for r in sorted(tried, key=lambda r: r.lr))

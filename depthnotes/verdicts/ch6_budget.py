@@ -194,7 +194,7 @@ def basins_from_record(record, metric: str = "eval_loss", **rule) -> dict[int, B
     A shape trained at several rates (a record combined with the one that adds rates,
     ``records.combine_records``) is scored at its best rate (``evidence.best_rate``), and the
     budget is testable only when that rate is bracketed: every shape at its best rate of the
-    grid, never at one rate chosen for another (EXPERIMENTS.md §3)."""
+    grid, never at one rate chosen for another (book/methods.md, "How a claim is judged")."""
     by_budget: dict[int, list] = {}
     picks: dict[int, dict] = {}
     ceiling = None

@@ -228,7 +228,7 @@ def c17_verdict(families: Sequence[DepthCost]) -> C17Verdict:
       ``C17_MIN_RATIO`` times slower;
     * "reproduced in part" if a memory-bound family is not clearly more than ``C17_MIN_RATIO``
       times slower, or its exponent is below ``C17_CAVEAT_FACTOR`` times the smallest
-      exponent of the other families (depth still costs, but far less): the part named;
+      exponent of the other families (depth still costs, but far less);
     * "reproduced" otherwise."""
     if not families:
         raise ValueError("c17_verdict needs at least one family")

@@ -3,14 +3,15 @@
 Every trained comparison in the book reduces to a few questions, and each has one answer here:
 
 * **What a seed's result is** (``summarise``): a finite number, or a run that diverged. A
-  diverged run *learned nothing*: where lower is better it counts as a ``ceiling`` the caller
-  states (the loss at initialisation, or the uniform loss ln V), and it ranks below every run
-  that did not diverge. One policy, so that no chapter counts a diverged run as its first loss
-  while another counts it as infinity or as zero.
+  diverged run *learned nothing*: it counts as a ``ceiling`` the caller states — for a loss,
+  the uniform loss ln V (or the loss at initialisation); for a task's accuracy,
+  ``DIVERGED_ACCURACY`` — and it ranks below every run that did not diverge. One policy, so
+  that no chapter counts a diverged run as its first loss while another counts it as infinity
+  or as zero.
 * **Whether two arms differ** (``compare``): the rule below, robust at three seeds.
 * **Which learning rate is best, and whether the grid says so** (``best_rate``): the best rate
   counts only when the grid brackets it (it is neither the lowest nor the highest rate tried)
-  or the grid is flat (every rate within noise of the best).
+  or the grid is flat (every rate of three or more within noise of the best).
 * **How parts add up** (``every_some_none``, ``claim_outcome``), and **what the reader is
   told happened** (``outcome``): one of five words that keep "could not test", "went the other
   way" and "in the claimed direction but under the bar" apart; a part that could not be
@@ -74,6 +75,11 @@ NOT_SHOWN = "not shown here"
 NOT_TESTABLE = "not testable here"
 OUTCOMES = (REPRODUCED, IN_PART, CONTRADICTED, NOT_SHOWN, NOT_TESTABLE)
 
+#: What a diverged run's accuracy counts as (``summarise``'s ``ceiling`` where higher is
+#: better): its weights are no longer numbers, so it answers no query; 0, below the chance
+#: level of any task, so that it ranks below every run that trained at all.
+DIVERGED_ACCURACY = 0.0
+
 #: The rules, in three sentences, for the methods page.
 RULE = (
     "Two arms differ clearly when the gap between their means over seeds exceeds the margin "
@@ -81,10 +87,10 @@ RULE = (
     f"other, or the gap exceeds {T_RATIO:g} Welch standard errors; otherwise the difference is "
     f"within noise, and every arm has at least {MIN_SEEDS} seeds. A run that diverged learned "
     "nothing: it counts as the stated ceiling (the uniform loss ln V, or the loss at "
-    "initialisation) and ranks below "
+    "initialisation; on a task, accuracy 0) and ranks below "
     "every run that did not diverge. A best learning rate counts only when the grid brackets "
-    "it (it is neither the lowest nor the highest rate tried) or every rate is within noise "
-    "of it; otherwise the comparison it enters is not testable until the grid is extended.")
+    "it (it is neither the lowest nor the highest rate tried) or every rate of three or more "
+    "is within noise of it; otherwise the comparison it enters is not testable until the grid is extended.")
 
 
 @dataclass(frozen=True)
@@ -376,7 +382,8 @@ def word_for(result: Difference | Ranking, expected: str) -> str:
 @dataclass(frozen=True)
 class RatePick:
     """``best_rate``'s result: the grid, the rate with the best mean, the rates within noise of
-    it (itself included), whether every rate is (``flat``), at which edge the best sits
+    it (itself included), whether every rate of a grid of three or more is (``flat``), at
+    which edge the best sits
     (``"low"``, ``"high"`` or None), and whether the grid brackets it."""
 
     rates: tuple[float, ...]
@@ -412,7 +419,7 @@ def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margi
     best = min(rates, key=lambda r: sign * arms[r].mean)
     tied = tuple(r for r in rates if r == best or
                  not compare(arms[best], arms[r], better=better, margin=margin).clear)
-    flat = len(rates) > 1 and len(tied) == len(rates)
+    flat = len(rates) > 2 and len(tied) == len(rates)   # two tied rates: no third to say so
     low, high = rates[0] in tied, rates[-1] in tied
     edge = "low" if low and not high else "high" if high and not low else \
         "both" if low and high else None
