@@ -218,7 +218,7 @@ def test_an_unbracketed_grid_names_the_picks_at_an_edge_and_only_those():
                         4e-3: [2.6, 2.6, 2.61]})
     high = best_rate({1e-3: [2.5, 2.51, 2.52], 2e-3: [2.3, 2.31, 2.32]})
     one = best_rate({3e-3: [2.3, 2.31, 2.32]})
-    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5]})
+    flat = best_rate({1e-3: [4.5, 4.4, 4.6], 3e-3: [4.45, 4.55, 4.5], 1e-2: [4.5, 4.6, 4.4]})
     assert from_bracket(inside, flat) == (True, None)
     ok, why = from_bracket(inside, high, flat, one)
     assert not ok and why.kind == UNBRACKETED
