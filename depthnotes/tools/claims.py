@@ -315,11 +315,13 @@ FINDINGS: dict[str, Finding] = {
     "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "
                                  "nats without a rule, {x2_cost_sqrt_64} with 1/√L branches, "
                                  "{x2_cost_inv_64} with 1/L.", REPRODUCED),
-    "X3 #1": _F("at initialisation", "24 blocks add {x3_init_ratio} times less variance with "
-                                     "LayerNorm Scaling.", REPRODUCED),
-    "X3 #2": _F("trained", "The scaling changes what removing a deep-half block costs by "
-                           "{x3_deep_gap} nats (the deep half is worth less, not more) and "
-                           "the loss by {x3_loss_gap} ({x3_loss_seen}).", CONTRADICTED),
+    "X3 at initialisation": _F("at initialisation", "24 blocks add {x3_init_ratio} times "
+                               "less variance with LayerNorm Scaling.", REPRODUCED),
+    "X3 deep layers": _F("deep layers", "After training, the scaling changes what removing a "
+                         "deep-half block costs by {x3_deep_gap} nats: the deep half is worth "
+                         "less, not more.", CONTRADICTED),
+    "X3 loss": _F("loss", "The scaling changes the validation loss by {x3_loss_gap} nats "
+                          "({x3_loss_seen}).", NOT_SHOWN),
 }
 
 

@@ -556,7 +556,9 @@ def combine(words: Sequence[str]) -> str:
     depths, budgets). It is never simply the worst of several: every part reproduced ->
     reproduced; some but not all -> reproduced in part; none -> the parts' common word, or else
     contradicted here if any part is, else not shown here if any part is, else not testable
-    here. The claims page shows a row per part beside it."""
+    here. That last order is a last resort for a one-word headline, not a verdict on the
+    parts: the claims page and the chapters show a row per part, with its own word, and a
+    reader should read those."""
     words = [check_choice("word", w, OUTCOMES) for w in words]
     if not words:
         raise ValueError("combine needs at least one word")
