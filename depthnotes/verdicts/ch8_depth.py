@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from depthnotes.core.checks import check_number
 from depthnotes.measure.record_probes import removal_cost
 from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
-from depthnotes.verdicts.evidence import (ABOVE, BELOW, CLEAR, CONTRADICTED, FLAT_EXPONENT,
+from depthnotes.verdicts.evidence import (ABOVE, BELOW, CLEAR, CONTRADICTED, DIVERGED_ACCURACY,
+                                          FLAT_EXPONENT,
                                           MIN_SEEDS, NO_CONTROL, NOT_SHOWN, NOT_TESTABLE,
                                           REPRODUCED, WITHIN_NOISE, ArmSeeds, Difference,
                                           Outcome, Ranking, RatePick, WhyNot, against,
@@ -251,7 +252,8 @@ class LoopedTest:
     def scored(self, kind: str) -> dict[float, list[float]]:
         """``kind``'s per-seed accuracies by rate, a diverged seed at 0 (an answer to nothing,
         as ``judge_looped`` counts it): what the figure draws and the chapter averages."""
-        return {lr: [0.0 if v is None else v for v in vs] for lr, vs in self.grid[kind].items()}
+        return {lr: [DIVERGED_ACCURACY if v is None else v for v in vs]
+                for lr, vs in self.grid[kind].items()}
 
 
 def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> LoopedTest:
@@ -279,9 +281,10 @@ def judge_looped(looped, *others, k: int, margin: float = LOOP_MARGIN) -> Looped
     arms = loop_arms(looped, *others)
     grid = {kind: {lr: loop_accuracy(rec, a, k) for lr, (rec, a) in by_rate.items()}
             for kind, by_rate in arms.items()}
-    picks = {kind: best_rate(g, better="higher", margin=margin, ceiling=0.0)
+    picks = {kind: best_rate(g, better="higher", margin=margin, ceiling=DIVERGED_ACCURACY)
              for kind, g in grid.items()}
-    at_best = {kind: summarise(kind, grid[kind][p.best], better="higher", ceiling=0.0)
+    at_best = {kind: summarise(kind, grid[kind][p.best], better="higher",
+                               ceiling=DIVERGED_ACCURACY)
                for kind, p in picks.items()}
     rec, arm = next(iter(arms[LOOPED].values()))
     loops = rec.arm(arm)["info"]["loops"]
