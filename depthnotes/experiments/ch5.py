@@ -435,5 +435,4 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "fixes_at_48_edges": "about 8 CPU-minutes (15 runs of 48 blocks x 150 steps)",
 }
