@@ -11,7 +11,7 @@ from depthnotes import ModelConfig, Transformer
 from depthnotes.verdicts.ch5_fixes import (LayerUse, depth_verdict, grid_cells, layer_use,
                                            layer_use_verdict, recipe_depths, recipe_verdict,
                                            top_trainable,
-                                           run_word, update_exponents,
+                                           run_outcome, update_exponents,
                                            update_sizes, update_verdict)
 from depthnotes.measure.record_probes import (OLD_REMOVAL_COST, PROBE_KEYS, REMOVAL_COST,
                                               make_probe, measure_layer_use,
@@ -43,11 +43,14 @@ def grid_record(table):
     return stored_record(arms)
 
 
-def test_run_word_says_chapter_4s_status():
+def test_run_outcome_gives_chapter_4s_status_and_the_numbers():
     rec = stored_record({"a": ({}, [loss_run(2.5), loss_run(3.1), loss_run(3.1, slope=-0.3),
                                     diverged_run(at=7)])}, seeds=(0, 1, 2, 3))
-    assert [run_word(rec, "a", s, BASE) for s in rec.seeds] == \
-        ["2.50 (trained)", "3.10 (stalled)", "3.10 (slow)", "diverged at step 7"]
+    got = [run_outcome(rec, "a", s, BASE) for s in rec.seeds]
+    assert [(o.status, o.eval_loss, o.diverged_at) for o in got] == \
+        [("trained", 2.5, None), ("stalled", 3.1, None), ("slow", 3.1, None),
+         ("diverged", None, 7)]
+    assert [o.diverged for o in got] == [False, False, False, True]
 
 
 def test_grid_cells_pair_the_norms_at_each_rate_and_warm_up():
@@ -577,3 +580,79 @@ def test_c11_word_needs_the_plain_stream_to_grow_and_the_scaled_ones_not_to():
     assert scaled_start_word(20.0, 1.28, 1.28, 0.05) == NOT_TESTABLE
     with pytest.raises(ValueError, match="scaled"):
         scaled_start_word(109.0, math.nan, 1.28, 0.05)
+
+
+# -- C10's removal part against a control, and C12's halves, at one depth ----------------------
+def _use_run(final, early, late, L=8):
+    """A run of a stack of ``L`` blocks with the ``layer_use`` probe: removing block 2 (the
+    early quarter) costs ``early``, removing blocks 7 and 8 (the late quarter) ``late``."""
+    cost = [0.5, early] + [0.01] * (L - 4) + [late, late]
+    probes = {"contribution_init": [1.0] * L, "contribution": [1.0] * L,
+              "layer_removal_cost_init": [0.0] * L, "layer_removal_cost": cost,
+              "loss_init": 4.0, "loss": final}
+    return loss_run(final, probes=probes)
+
+
+def _control_record(pre, deep):
+    """Two families at L = 8, each one rate: ``pre`` and ``deep`` are per-seed (final loss,
+    early removal cost, late removal cost)."""
+    return stored_record({
+        f"{fam}": ({"family": fam, "n_layer": 8, "lr": 1e-3},
+                   [_use_run(*v) for v in vals])
+        for fam, vals in (("pre", pre), ("deep", deep))})
+
+
+def test_layer_use_control_compares_the_ratios_when_both_stacks_trained():
+    from depthnotes.verdicts.ch5_fixes import layer_use_control
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]   # late ~ 3 % early
+    deep = [(2.4, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]     # late ~ 85 %
+    rec = _control_record(pre, deep)
+    out = depth_outcomes(rec, BASE, 0.25)
+    c = layer_use_control(rec, out["pre"][0], out["deep"][0])
+    assert c.word == REPRODUCED and c.untrained == () and c.unresolved == ()
+    assert c.comparison.best == "pre" and c.early_vs_zero == {"pre": "above", "deep": "above"}
+    # the control's late blocks as cheap as pre-norm's: not shown
+    rec = _control_record(pre, pre)
+    out = depth_outcomes(rec, BASE, 0.25)
+    assert layer_use_control(rec, out["pre"][0], out["deep"][0]).word == NOT_SHOWN
+
+
+def test_layer_use_control_needs_a_trained_control_and_a_removal_cost_to_compare_with():
+    from depthnotes.verdicts.ch5_fixes import layer_use_control
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]
+    stalled = [(3.24, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]  # seed 0 stalled
+    rec = _control_record(pre, stalled)
+    out = depth_outcomes(rec, BASE, 0.25)
+    c = layer_use_control(rec, out["pre"][0], out["deep"][0])
+    assert c.word == NOT_TESTABLE and c.untrained == ("deep",) and c.comparison is None
+    # both trained, but removing an early pre-norm block costs nothing clear (in the noise
+    # around zero): a ratio would divide by noise
+    noisy = [(2.5, -0.002, 0.001), (2.5, 0.001, 0.002), (2.45, -0.001, 0.001)]
+    deep = [(2.4, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]
+    rec = _control_record(noisy, deep)
+    out = depth_outcomes(rec, BASE, 0.25)
+    c = layer_use_control(rec, out["pre"][0], out["deep"][0])
+    assert c.word == NOT_TESTABLE and c.untrained == () and c.unresolved == ("pre",)
+    assert c.early_vs_zero["pre"] == "within noise"
+
+
+def test_ablation_part_needs_full_deepnorm_to_beat_post_norm_first():
+    from depthnotes.verdicts.ch5_fixes import ablation_part
+
+    rec = depth_record({("full", 48): OK, ("post", 48): BAD, ("beta", 48): OK,
+                        ("alpha", 48): BAD})
+    out = depth_outcomes(rec, BASE, 0.25)
+    beta = ablation_part(out, "beta", "full", "post", 48)
+    assert beta.controlled and beta.word == REPRODUCED
+    assert not beta.vs_full.comparisons[48].clear           # as good as full DeepNorm
+    alpha = ablation_part(out, "alpha", "full", "post", 48)
+    assert alpha.controlled and alpha.word == NOT_SHOWN     # no better than post-norm
+    assert alpha.vs_full.words[48] == CONTRADICTED          # full DeepNorm clearly better
+    # full DeepNorm itself within noise of post-norm: neither half can be judged
+    rec = depth_record({("full", 48): BAD, ("post", 48): BAD, ("beta", 48): OK})
+    out = depth_outcomes(rec, BASE, 0.25)
+    beta = ablation_part(out, "beta", "full", "post", 48)
+    assert not beta.controlled and beta.word == NOT_TESTABLE
+    assert beta.vs_post.words[48] == REPRODUCED             # shown, not the row's word

@@ -352,6 +352,40 @@ def fixes_at_48_gpt2(quick: bool = False) -> Experiment:
         data="python_topics", arms=_arms_48(GPT2_48, quick, None), seeds=(0, 1, 2))
 
 
+#: The rates added at L = 48 where a family's best rate sat at (or was within noise of) an
+#: edge of its grid in ``fixes_at_48``, ``fixes_at_48_gpt2`` or ``deepnorm_ablation_48``
+#: (``fixes_at_48_edges``): the first two families are probed as in ``fixes_at_48``.
+EDGES_48_PROBED = (
+    ("post-norm, Xavier", "post X", "post", "xavier", (1e-2,)),
+    ("pre-norm, Xavier", "pre X", "pre", "xavier", (3e-2,)),
+)
+EDGES_48 = (
+    ("pre-norm, GPT-2 init", "pre G", "pre", "gpt2", (1e-4, 3e-4)),
+    ("alpha only", "alpha", "deepnorm", "xavier", (1e-2,)),
+)
+
+
+@register
+def fixes_at_48_edges(quick: bool = False) -> Experiment:
+    probe = {"name": "layer_use", "batches": 1 if quick else 2,
+             "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+    return Experiment(
+        name="fixes_at_48_edges", quick=quick,
+        description=(
+            "Chapter 5 (C9a, C10, C12): four families at 48 blocks of the thin shape at more "
+            "peak rates, with fixes_at_48's recipe and validation text: post-norm with "
+            "Xavier init at 1e-2 and pre-norm with Xavier init at 3e-2 (both probed as in "
+            "fixes_at_48), pre-norm with GPT-2's init at 1e-4 and 3e-4, and alpha only "
+            "(alpha = (2L)^(1/4) with Xavier's init) at 1e-2. 3 seeds per arm (15 runs)."),
+        measures=("training loss per step; validation loss every 50 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run); for the two probed "
+                  "families, per block, untrained and trained: relative contribution and "
+                  "loss rise when removed"),
+        data="python_topics",
+        arms=_arms_48(EDGES_48_PROBED, quick, probe) + _arms_48(EDGES_48, quick, None),
+        seeds=(0, 1, 2))
+
+
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's
 #: first step grows like sqrt(L) at a fixed rate (``init_response_depth``), so the rate
 #: shrinks as 1/sqrt(L) from DeepNorm's best at L = 48 (``fixes_at_48``).

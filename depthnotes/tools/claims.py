@@ -249,17 +249,28 @@ FINDINGS: dict[str, Finding] = {
     "C8b small init": _F("small init", "With GPT-2's small init post-norm trains at L = "
                                        "{c8_pn_trains}: past a few dozen layers.",
                          CONTRADICTED),
-    "C9a": _F("", "Pre-norm trained in {c9_ok_pre} of {c9_cells} rate × warm-up cells at 8 and "
-                  "24 blocks, Xavier post-norm in {c9_ok_post}; deeper, no clear test: the "
-                  "grid does not bracket {c9_edge}.", NOT_SHOWN),
+    "C9a two depths": _F("two depths", "Pre-norm trained in {c9_ok_pre} of {c9_cells} cells "
+                                       "at 8 and 24 blocks, Xavier post-norm in {c9_ok_post}; "
+                                       "longer runs leave {c9_edge} unbracketed, and at 200 "
+                                       "blocks not every pre-norm seed trains.", NOT_SHOWN),
+    "C9a 48 blocks, Xavier": _F("48 blocks, Xavier", "Each at a best rate inside its grid, "
+                                "pre-norm ends {c9x_gap} nats below Xavier post-norm (seeds "
+                                "{c9x_range}), which stalls at every rate.", REPRODUCED),
+    "C9a 48 blocks, GPT-2 init": _F("48 blocks, GPT-2 init", "Pre-norm with GPT-2's init ends "
+                                    "{c9g_gap} nats below Xavier post-norm (seeds "
+                                    "{c9g_range}).", REPRODUCED),
     "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
                              "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
                                  "L = {c9s_needs_at} only; pre-norm trained at the top rate "
                                  "without it.", IN_PART),
-    "C10": _F("", "Removing a late block of a trained 48-block stack costs {c10_skip_late} "
-                  "nats, an early one {c10_skip_early}; by their contribution ratio the late "
-                  "blocks are {c10_contrib_word}.", IN_PART),
+    "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
+                           "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
+                           "the early blocks'.", NOT_SHOWN),
+    "C10 removal": _F("removal", "A late block of a trained pre-norm stack costs "
+                      "{c10_skip_late} nats to remove, an early one {c10_skip_early}; the "
+                      "control, DeepNorm on the same recipe, trained on "
+                      "{c10c_deep_trained} of {c10c_seeds} seeds.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
@@ -274,6 +285,13 @@ FINDINGS: dict[str, Finding] = {
                                    REPRODUCED),
     "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
                              "blocks the two are within noise.", IN_PART),
+    "C12 alpha only": _F("alpha only", "In {c9_steps48} steps at 48 blocks full DeepNorm "
+                         "({c12h_deep}) is not clearly below post-norm ({c9_post48}), so no "
+                         "half can be credited; alpha only stalls at {c12h_alpha}.",
+                         NOT_TESTABLE),
+    "C12 beta only": _F("beta only", "Beta only ends at {c12h_beta} (seeds {c12h_beta_range}); "
+                        "without a control that trains, whether beta alone suffices is open.",
+                        NOT_TESTABLE),
     "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
                               "their neighbours' (cosine {c13_cos_span}, untrained at most "
                               "{c13_untrained_cos}).", REPRODUCED),

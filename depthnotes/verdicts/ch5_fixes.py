@@ -22,11 +22,20 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   warm-up raises post-norm's tolerance and not pre-norm's (reproduced; the other way round:
   contradicted; otherwise not shown). A tolerance is a grid rate, so each part holds "within
   this grid"; a norm that trains at the top rate tolerates at least that much.
-* C10 (``layer_use_verdict``): two parts. Training must lower the last quarter's relative
-  contribution against the early quarter's (blocks 2 to L/4; block 1 builds the first
-  features from a small embedding and is left out) compared with the same model untrained,
-  and removing a late block must cost clearly less than removing an early one in the trained
-  model.
+* C10: two parts. *Contribution* (``layer_use_verdict``): training must lower the last
+  quarter's relative contribution against the early quarter's (blocks 2 to L/4; block 1
+  builds the first features from a small embedding and is left out) compared with the same
+  model untrained. *Removal* (``layer_use_control``): in the trained pre-norm model a late
+  block's removal cost over an early block's must be clearly below the same ratio in a
+  post-norm-family stack (DeepNorm) trained with the same recipe. Removing a late block of a
+  trained pre-norm stack costs less than removing an early one almost whatever the model
+  learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
+  comparison; it needs a control that trained (every seed) and early blocks whose removal
+  costs something (above zero), else it is not testable.
+* C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
+  post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
+  holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
+  testable). Each half is also compared with full DeepNorm (shown beside the word).
 * C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
   smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
   (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
@@ -54,25 +63,25 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
                                           NOT_TESTABLE, REPRODUCED, Ranking, combine,
                                           compare_many, from_bracket, word_for)
 
-#: Records chapter 5 reads when they have been made (it says so where one is missing).
-OPTIONAL_RECORDS = ("fixes_at_48_gpt2", "deepnorm_ablation_48")
+#: The records of the 48-block comparisons, one recipe and one validation text for every run:
+#: the chapter reads them as one grid (``records.combine_records``), so that every family is
+#: scored at its best rate over all of them.
+RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
-           "deepnorm_depth_comparison", "deepnorm_depth_lr", "prenorm_layer_use",
-           "init_response_depth", "deepnorm_1000_layers")
+           "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
+           "prenorm_layer_use", "init_response_depth", "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
-    """``{name: Record}`` for ``RECORDS`` and those of ``OPTIONAL_RECORDS`` that have been made
-    (not listed in ``registry.UNRECORDED``), each checked against its definition; with ``run``
+    """``{name: Record}`` for ``RECORDS``, each checked against its definition; with ``run``
     every experiment is trained here instead (the CPU estimates are in the descriptions)."""
-    from depthnotes.experiments.registry import UNRECORDED, get_experiment
+    from depthnotes.experiments.registry import get_experiment
     from depthnotes.experiments.records import (Record, check_current, load_record,
                                                 run_experiment)
 
     out = {}
-    names = RECORDS + tuple(n for n in OPTIONAL_RECORDS if n not in UNRECORDED or run)
-    for name in names:
+    for name in RECORDS:
         rec = Record.from_dict(run_experiment(get_experiment(name))) if run \
             else load_record(name)
         check_current(rec)
@@ -80,15 +89,29 @@ def load_chapter_records(run: bool = False) -> dict:
     return out
 
 
-def run_word(record, arm: str, seed: int, baseline: float,
-             margin: float = UNIGRAM_MARGIN) -> str:
-    """One stored run's outcome in words: "diverged at step s", or its final validation loss
-    and chapter 4's status, e.g. "3.12 (stalled)" or "3.05 (slow)"."""
+@dataclass(frozen=True)
+class RunOutcome:
+    """One stored run's outcome: chapter 4's status (``"trained"``, ``"slow"``, ``"stalled"``
+    or ``"diverged"``), its final validation loss (None when it diverged) and the step at
+    which it diverged (None when it did not). The chapter writes the words around these."""
+
+    status: str
+    eval_loss: float | None
+    diverged_at: int | None
+
+    @property
+    def diverged(self) -> bool:
+        return self.status == DIVERGED
+
+
+def run_outcome(record, arm: str, seed: int, baseline: float,
+                margin: float = UNIGRAM_MARGIN) -> RunOutcome:
+    """One stored run's ``RunOutcome``, by chapter 4's rule (``stored_run_status``)."""
     status, _ = stored_run_status(record, arm, seed, baseline, margin)
     final = record.run(arm, seed)["final"]
     if status == DIVERGED:
-        return f"diverged at step {final['diverged_at']}"
-    return f"{final['eval_loss']:.2f} ({status})"
+        return RunOutcome(status, None, final["diverged_at"])
+    return RunOutcome(status, float(final["eval_loss"]), None)
 
 
 # -- C9 and C12: two families at each depth -----------------------------------------------------
@@ -323,7 +346,10 @@ class LayerUseVerdict:
 
 
 def layer_use_verdict(use: LayerUse) -> LayerUseVerdict:
-    """The C10 rule of the module docstring: a word per part, and their combination."""
+    """C10's measures on one pre-norm stack: the *contribution* part of the module docstring
+    (``contribution_word``), and the late blocks' removal cost against the early blocks' in
+    the same model (``removal_word``; the page shows it, but the claim's removal part is
+    ``layer_use_control``: this one holds for almost any trained pre-norm stack)."""
     contribution = compare_many({"trained": use.ratio, "untrained": use.ratio_init},
                                 metric="late / early relative contribution")
     removal = compare_many({"late blocks": use.skip_late, "early blocks": use.skip_early},
@@ -414,7 +440,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "run_word", "depth_comparison", "DepthComparisonVerdict", "depth_verdict",
+           "RECORDS_48", "RunOutcome", "run_outcome", "depth_comparison", "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
@@ -478,7 +504,90 @@ def control_word(pre: tuple[float, ...], control: tuple[float, ...],
     return word_for(cmp, names[0]), cmp
 
 
-__all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word"]
+@dataclass(frozen=True)
+class LayerUseControl:
+    """C10's removal part (``layer_use_control``): the word; the families that did not train on
+    every seed at their best rate (``untrained``) and those whose early removal cost is not
+    clearly above zero (``unresolved``), either of which makes it not testable; both stacks'
+    quarters and best-rate rows; each stack's early removal cost against zero
+    (``evidence.against``: ``"above"``, ``"below"`` or ``"within noise"``); and the comparison
+    of the late / early removal ratios (None when not testable)."""
+
+    word: str
+    untrained: tuple[str, ...]
+    unresolved: tuple[str, ...]
+    pre: LayerUse
+    control: LayerUse
+    pre_row: DepthOutcome
+    control_row: DepthOutcome
+    early_vs_zero: dict             # {family: against(early removal cost per seed, 0)}
+    comparison: Ranking | None      # arms: the two families (late / early removal ratio)
+
+
+def layer_use_control(record, pre_row: DepthOutcome,
+                      control_row: DepthOutcome) -> LayerUseControl:
+    """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
+    probe: the pre-norm family and the control family (a post-norm-family stack, the same
+    recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
+    when either stack did not train on every seed (no control: a stack that learned nothing
+    uses no block) or when either stack's early removal cost is not clearly above zero (the
+    ratio would divide by noise); else ``control_word`` of the two ratios."""
+    from depthnotes.verdicts.evidence import ABOVE, against
+
+    rows = (pre_row, control_row)
+    uses = [layer_use(record, r.arm) for r in rows]
+    early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
+    untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
+    unresolved = tuple(f for f, where in early.items() if where != ABOVE)
+    if untrained or unresolved:
+        return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None)
+    word, cmp = control_word(removal_ratio(record, pre_row.arm),
+                             removal_ratio(record, control_row.arm),
+                             (pre_row.family, control_row.family))
+    return LayerUseControl(word, (), (), *uses, *rows, early, cmp)
+
+
+__all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word",
+            "LayerUseControl", "layer_use_control"]
+
+
+# -- C12's halves: alpha only and beta only against post-norm, with DeepNorm as the control ----
+@dataclass(frozen=True)
+class AblationPart:
+    """One half of DeepNorm at one depth (``ablation_part``): the row's word; the positive
+    control (full DeepNorm against post-norm; ``controlled`` when it is reproduced), the half
+    against post-norm (its word is the row's when the control holds) and the half against full
+    DeepNorm (shown beside the word)."""
+
+    half: str
+    n_layer: int
+    word: str
+    control: DepthComparisonVerdict
+    vs_post: DepthComparisonVerdict
+    vs_full: DepthComparisonVerdict     # claim: the half; other: full DeepNorm
+
+    @property
+    def controlled(self) -> bool:
+        return self.control.words[self.n_layer] == REPRODUCED
+
+
+def ablation_part(outcomes: dict[str, list[DepthOutcome]], half: str, full: str, post: str,
+                  n_layer: int) -> AblationPart:
+    """C12's rule for one half of DeepNorm (module docstring) at ``n_layer``, on
+    ``depth_outcomes`` of a record holding the half, full DeepNorm and post-norm: not testable
+    unless full DeepNorm's own comparison with post-norm is reproduced there; else the half's
+    (``depth_verdict``: trains on every seed and ends clearly below post-norm, each at its best
+    bracketed rate)."""
+    only = {f: [r for r in outcomes[f] if r.n_layer == n_layer] for f in (half, full, post)}
+    control = depth_verdict(only, full, post)
+    vs_post = depth_verdict(only, half, post)
+    vs_full = depth_verdict(only, half, full)
+    word = (vs_post.words[n_layer] if control.words[n_layer] == REPRODUCED
+            else NOT_TESTABLE)
+    return AblationPart(half, n_layer, word, control, vs_post, vs_full)
+
+
+__all__ += ["AblationPart", "ablation_part"]
 
 
 # -- C12's update part, by optimiser (init_response_depth) ----------------------------------
