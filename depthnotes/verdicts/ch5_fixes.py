@@ -270,7 +270,7 @@ def recipe_depths(record, baseline: float,
 def _pick(by_rate: dict):
     from depthnotes.verdicts.evidence import best_rate
 
-    return best_rate({lr: r.seeds.values for lr, r in by_rate.items()}, margin=LOSS_MARGIN)
+    return best_rate({lr: r.seeds for lr, r in by_rate.items()}, margin=LOSS_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -426,14 +426,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
     finite = all(math.isfinite(v) for vals in exps.values() for v in vals)
     exp_cmp = compare_many(exps, metric="fitted exponent of the first update against L") \
         if finite else None
-    if not finite:
-        bounded = NOT_TESTABLE
-    elif all(abs(v) <= FLAT_EXPONENT for v in exps[deepnorm]):
-        bounded = REPRODUCED
-    elif all(v > FLAT_EXPONENT for v in exps[deepnorm]):
-        bounded = CONTRADICTED
-    else:
-        bounded = NOT_SHOWN
+    bounded = bounded_word(exps[deepnorm]) if finite else NOT_TESTABLE
     smaller_word = combine(list(words.values()))
     return UpdateVerdict(combine([smaller_word, bounded]), smaller_word, bounded, cmps, words,
                          smaller, exp_cmp)
