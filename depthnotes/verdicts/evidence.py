@@ -332,15 +332,6 @@ class Ranking:
             lines.append(f"{d.a.name} - {d.b.name}: {d.gap:+{f}} ({d.verdict})")
         return "\n".join(lines)
 
-    def summary(self, digits: int = 3) -> str:
-        """One line: the best arm, its gap to the runner-up, and the verdict."""
-        best = self.arm(self.best)
-        runner = min((a for a in self.arms if a.name != self.best),
-                     key=lambda a: abs(a.mean - best.mean))
-        d = self.between(self.best, runner.name)
-        return (f"best {self.metric}: {self.best} ({d.gap:+.{digits}f} against "
-                f"{runner.name}): {d.verdict}")
-
 
 def compare_many(results: Mapping[str, Sequence | ArmSeeds], *, metric: str = "the metric",
                  better: str = "lower", margin: float = 0.0,
