@@ -516,7 +516,7 @@ def _c16(times_by_depth: dict, head_ms: float = 0.2):
 
 
 def test_c16_reads_each_depths_fastest_round_so_one_busy_round_does_not_bend_the_line():
-    line = _c16({6: [1.0 + 6, 30.0, 7.2], 12: [1.0 + 12, 13.1], 24: [25.0, 26.0, 99.0]})
+    line = _c16({6: [1.0 + 6, 30.0, 7.2], 12: [1.0 + 12, 13.1, 13.2], 24: [25.0, 26.0, 99.0]})
     assert line.ms == (7.0, 13.0, 25.0)
     assert line.interval_slopes == pytest.approx((1.0, 1.0))
     assert line.word() == ch7_latency.REPRODUCED
@@ -529,9 +529,26 @@ def test_c16_is_not_shown_when_the_interval_slopes_disagree_although_r2_is_high(
 
 
 def test_c16_is_in_part_when_the_intercept_is_below_the_heads_own_time():
-    line = _c16({6: [4.0], 12: [10.0], 24: [22.0]}, head_ms=0.5)   # a = -2 ms
+    line = _c16({6: [4.0, 4.1, 4.05], 12: [10.0, 10.1, 10.05], 24: [22.0, 22.1, 22.05]},
+                head_ms=0.5)                                         # a = -2 ms, every round
     assert line.straight and not line.intercept_physical
     assert line.word() == ch7_latency.IN_PART
+
+
+def test_c16_reads_the_intercept_round_by_round_against_the_heads_time():
+    """A point intercept a little under the head's time is not clearly under it when the
+    rounds' intercepts straddle it; it is when every round's is under it."""
+    straddle = _c16({6: [6.9, 7.3, 7.0], 12: [12.9, 13.1, 13.0], 24: [24.9, 25.0, 25.1]},
+                    head_ms=0.95)     # fastest rounds: a = 0.9; by round 0.9, 1.37, 1.0
+    assert line_intercept_below(straddle) and straddle.intercept_physical
+    assert straddle.word() == ch7_latency.REPRODUCED
+    under = _c16({6: [6.0, 6.1, 6.05], 12: [12.0, 12.1, 12.05], 24: [24.0, 24.1, 24.05]},
+                 head_ms=0.5)         # every round's intercept is 0: clearly under 0.5
+    assert not under.intercept_physical and under.word() == ch7_latency.IN_PART
+
+
+def line_intercept_below(line) -> bool:
+    return line.fit.intercept < line.head_ms
 
 
 def test_c16_needs_three_depths_to_test_straightness():
