@@ -62,10 +62,7 @@ LOOPED_RATES_BELOW = (3e-4,)
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {
-    "depth_lr_transfer_mup": "X2's Depth-muP arm: defined on 2026-12-05, its record is being "
-                             "made; the chapter does not read it yet",
-}
+UNRECORDED: dict[str, str] = {}
 
 
 def _chapter3_stacks(quick: bool):
