@@ -26,6 +26,7 @@ class FakeRecord:
         self._recipes = recipes or {}
         self.arms, self.seeds = list(finals), list(SEEDS)
         self.config = config or {}
+        self.name = "fake"
 
     def arm(self, name):
         return {"name": name, "info": self._infos[name], "model": {"vocab_size": VOCAB},
@@ -390,6 +391,80 @@ def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(2)),
                      **_rule("1/L", _bowl(2), _bowl(2))})
     assert dv.transfer_cost_word(dv.transfer_costs(dv.lr_optima(rec))) == NOT_TESTABLE
+
+
+def _mup(shallow_sqrt, deep_sqrt, deep_mup):
+    """A combined record of the 1/sqrt(L) rule at L = 4 and 16 and the Depth-muP arm at
+    L = 16 only, which takes L = 4 from the 1/sqrt(L) rule (``base_rule``), as
+    ``depth_lr_transfer_mup`` does; with the standard rule paying a clear cost."""
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/sqrt(L)", shallow_sqrt, deep_sqrt),
+                     **{("Depth-muP", 16, lr): v for lr, v in deep_mup.items()}})
+    for arm, info in rec._infos.items():
+        if info["rule"] == "Depth-muP":
+            info.update(base_rule="1/sqrt(L)", base_depth=4)
+    return rec
+
+
+def test_depth_mup_takes_its_base_depth_from_the_rule_it_equals_there():
+    optima = dv.lr_optima(_mup(_bowl(2), _bowl(1), _bowl(2)))
+    mup, sqrt = optima["Depth-muP"], optima["1/sqrt(L)"]
+    assert [o.n_layer for o in mup] == [4, 16]
+    assert mup[0].losses == sqrt[0].losses and mup[0].best == sqrt[0].best == 4e-3
+    costs = dv.transfer_costs(optima)
+    # the same rule and margin as every arm: 1/sqrt(L) moved one step (0.1 nats, clear),
+    # Depth-muP's optimum stayed at L = 4's (no cost)
+    assert costs["1/sqrt(L)"][0].clear and costs["1/sqrt(L)"][0].cost == pytest.approx(0.1)
+    assert costs["Depth-muP"][0].cost == 0 and not costs["Depth-muP"][0].clear
+    assert dv.transfer_cost_word(costs) == IN_PART
+    # Depth-muP paying a clear cost too (its optimum two steps up): not shown for both
+    costs = dv.transfer_costs(dv.lr_optima(_mup(_bowl(2), _bowl(1), _bowl(0))))
+    assert costs["Depth-muP"][0].clear and costs["Depth-muP"][0].best_rate == 1e-3
+    assert dv.transfer_cost_word(costs) == NOT_SHOWN
+    # both scaled arms free: reproduced
+    costs = dv.transfer_costs(dv.lr_optima(_mup(_bowl(2), _bowl(2), _bowl(2))))
+    assert dv.transfer_cost_word(costs) == REPRODUCED
+
+
+def test_depth_mup_without_its_base_record_or_with_its_own_base_runs_is_refused():
+    alone = _mup(_bowl(2), _bowl(2), _bowl(2))
+    for arm in [a for a in alone.arms if alone._infos[a]["rule"] == "1/sqrt(L)"]:
+        alone.arms.remove(arm)
+    with pytest.raises(ValueError, match=r"takes L = 4 from rule '1/sqrt\(L\)'.*combine"):
+        dv.lr_optima(alone)
+    twice = _mup(_bowl(2), _bowl(2), _bowl(2))
+    twice._finals["Depth-muP L=4 lr=0.001"] = twice._finals["1/sqrt(L) L=4 lr=0.001"]
+    twice._infos["Depth-muP L=4 lr=0.001"] = {"rule": "Depth-muP", "n_layer": 4, "lr": 1e-3,
+                                              "base_rule": "1/sqrt(L)", "base_depth": 4}
+    twice.arms.append("Depth-muP L=4 lr=0.001")
+    with pytest.raises(ValueError, match="runs of its own at L = 4"):
+        dv.lr_optima(twice)
+
+
+def test_depth_mup_arm_at_its_base_depth_is_the_stored_1_over_sqrt_l_arm():
+    """What lets the chapter take Depth-muP's L = 4 from ``depth_lr_transfer``: there the
+    arm's model and recipe are the 1/sqrt(L) arm's, field for field (block rate factor 1),
+    at every rate of that record's grid; deeper, only the blocks' rate differs."""
+    from depthnotes.experiments import ch8
+    from depthnotes.experiments.registry import get_experiment
+
+    stored = {a.info["lr"]: a for a in get_experiment("depth_lr_transfer").arms
+              if a.info["rule"] == ch8.DEPTH_MUP_BRANCH
+              and a.info["n_layer"] == ch8.DEPTH_MUP_BASE}
+    ours = {a.info["lr"]: a for a in ch8.depth_mup_arms(False, (ch8.DEPTH_MUP_BASE,),
+                                                        tuple(stored))}
+    assert len(stored) == len(ch8.TRANSFER_LRS) and set(ours) == set(stored)
+    for lr, a in stored.items():
+        assert ours[lr].model == a.model and ours[lr].recipe == a.recipe
+        assert ours[lr].info["base_rule"] == a.info["rule"]
+    mup = get_experiment("depth_lr_transfer_mup")
+    deep = {a.info["n_layer"]: a for a in get_experiment("depth_lr_transfer_64").arms
+            if a.info["rule"] == ch8.DEPTH_MUP_BRANCH}[64]
+    arm = next(a for a in mup.arms if a.info["n_layer"] == 64)
+    assert arm.model == deep.model
+    assert arm.recipe == deep.recipe.replace(lr=arm.recipe.lr, block_lr_scale=0.25)
+    assert {a.info["n_layer"] for a in mup.arms} == {16, 64}     # L = 4 not trained again
+    assert mup.seeds == get_experiment("depth_lr_transfer").seeds
 
 
 def test_loop_cost_judges_each_rounds_share_of_the_way_to_distinct_blocks():

@@ -7,7 +7,7 @@ import torch
 
 from depthnotes import ModelConfig, Transformer
 from depthnotes.data.corpus import load_corpus
-from depthnotes.training.loop import TrainConfig, TrainResult, evaluate, train
+from depthnotes.training.loop import TrainConfig, TrainResult, evaluate, param_groups, train
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +54,10 @@ def test_lr_schedule_warmup_then_cosine():
     (dict(beta2=1.0), ValueError, "beta2"),
     (dict(eval_seed=-1), ValueError, "eval_seed"),
     (dict(eval_seed=0.5), TypeError, "eval_seed"),
+    (dict(block_lr_scale=0.0), ValueError, "block_lr_scale"),
+    (dict(block_lr_scale=-0.5), ValueError, "block_lr_scale"),
+    (dict(block_lr_scale=float("inf")), ValueError, "block_lr_scale"),
+    (dict(block_lr_scale="1/sqrt(L)"), TypeError, "block_lr_scale"),
 ])
 def test_config_validation_names_the_field(kw, err, field):
     with pytest.raises(err, match=field):
@@ -195,3 +199,59 @@ def test_train_restores_the_mode_when_the_loop_raises(corpus):
     with pytest.raises(RuntimeError, match="no batch"):
         train(model, broken, FAST.replace(steps=2))
     assert not model.training
+
+
+# -- block_lr_scale: the blocks' own rate (chapter 8's Depth-muP arm) --------------------------
+def _names(model, group):
+    ids = {id(p) for p in group["params"]}
+    return {n for n, p in model.named_parameters() if id(p) in ids}
+
+
+def test_default_rate_is_the_two_groups_of_before(corpus):
+    model = tiny(corpus)
+    params = list(model.parameters())
+    groups = param_groups(model, params, TrainConfig())
+    assert [g["lr_scale"] for g in groups] == [1.0, 1.0]
+    assert [g["weight_decay"] for g in groups] == [TrainConfig().weight_decay, 0.0]
+    assert [len(g["params"]) for g in groups] == [
+        sum(p.dim() >= 2 for p in params), sum(p.dim() < 2 for p in params)]
+
+
+def test_block_lr_scale_puts_exactly_the_blocks_at_the_scaled_rate(corpus):
+    model = tiny(corpus)
+    groups = param_groups(model, list(model.parameters()),
+                          TrainConfig(block_lr_scale=0.25, weight_decay=0.1))
+    scaled = set().union(*(_names(model, g) for g in groups if g["lr_scale"] == 0.25))
+    kept = set().union(*(_names(model, g) for g in groups if g["lr_scale"] == 1.0))
+    assert scaled == {n for n, _ in model.named_parameters() if n.startswith("h.")}
+    assert {"h.0.attn.c_attn.weight", "h.1.mlp.c_proj.bias", "h.0.ln_1.weight"} <= scaled
+    assert kept == {"wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias"}   # head tied
+    # matrices still decay, vectors still do not
+    assert all(g["weight_decay"] == (0.0 if all(p.dim() < 2 for p in g["params"]) else 0.1)
+               for g in groups if g["params"])
+
+
+def test_block_lr_scale_scales_the_blocks_first_adam_step_only(corpus):
+    """Adam's first step moves a weight by lr * g / (|g| + eps): the blocks' step at a
+    quarter of the rate is a quarter of the default's, every other parameter's the same."""
+    one = TrainConfig(steps=1, batch_size=4, context=16, lr=1e-2, decay="constant",
+                      eval_batches=1)
+    steps = {}
+    for scale in (1.0, 0.25):
+        model = tiny(corpus)
+        before = {n: p.detach().clone() for n, p in model.named_parameters()}
+        result = train(model, corpus, one.replace(block_lr_scale=scale))
+        assert result.lrs == [1e-2]                     # the history keeps the global rate
+        steps[scale] = {n: p.detach() - before[n] for n, p in model.named_parameters()}
+    for name, step in steps[1.0].items():
+        want = step * 0.25 if name.startswith("h.") else step
+        assert torch.allclose(steps[0.25][name], want, rtol=1e-4, atol=1e-9), name
+    assert steps[1.0]["h.0.attn.c_attn.weight"].abs().max() > 5e-3   # the step is not zero
+
+
+def test_block_lr_scale_is_refused_for_a_model_without_blocks():
+    model = torch.nn.Linear(3, 3)
+    with pytest.raises(TypeError, match=r"block_lr_scale=0\.5 .*model\.h"):
+        train(model, lambda g: (torch.zeros(2, 3), torch.zeros(2, 3)),
+              TrainConfig(steps=1, block_lr_scale=0.5))
+    assert len(param_groups(model, list(model.parameters()), TrainConfig())) == 2

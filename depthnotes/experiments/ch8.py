@@ -4,6 +4,8 @@ LayerNorm Scaling.
 
 from __future__ import annotations
 
+import math
+
 from depthnotes.measure.record_probes import REMOVAL_COST
 from depthnotes.training.loop import TrainConfig
 from depthnotes.experiments.ch3 import induction_depth_sweep, khop_depth_sweep
@@ -126,20 +128,63 @@ def looped_induction_low(quick: bool = False) -> Experiment:
 TRANSFER_LRS = (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2)
 
 
+def _transfer_recipe(quick: bool, lr: float) -> TrainConfig:
+    """The one recipe of every X2 record (``depth_lr_transfer`` and the records that extend
+    it), at peak rate ``lr``."""
+    return TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
+                       context=16 if quick else 64, lr=lr, warmup_steps=40,
+                       eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
+
+
 def _transfer_arms(quick: bool, depths: tuple[int, ...], lrs: tuple[float, ...]) -> tuple:
     """``depth_lr_transfer``'s arms: every rule of ``TRANSFER_RULES`` at each depth and rate."""
     from depthnotes.data.corpus import load_corpus
     from depthnotes.measure.depth_scaling import small_config
 
-    recipe = TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
-                         context=16 if quick else 64, lr=lrs[0], warmup_steps=40,
-                         eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
     vocab = load_corpus().vocab_size
     return tuple(
         Arm(f"{label} L={L} lr={lr:g}",
-            small_config(vocab, n_layer=L, branch_scale=scale), recipe.replace(lr=lr),
+            small_config(vocab, n_layer=L, branch_scale=scale), _transfer_recipe(quick, lr),
             {"rule": label, "branch_scale": scale, "n_layer": L, "lr": lr})
         for label, scale in TRANSFER_RULES for L in depths for lr in lrs)
+
+
+#: X2's Depth-muP arm (Yang et al. 2023, "Tensor Programs VI"): the branch rule it shares with
+#: ``TRANSFER_RULES``' 1/sqrt(L) arm, the depth at which the two are the same model and recipe,
+#: and the rates it is trained at beyond that depth.
+DEPTH_MUP, DEPTH_MUP_BRANCH, DEPTH_MUP_BASE = "Depth-muP", "1/sqrt(L)", 4
+#: ``depth_lr_transfer_mup``'s grid: the five larger rates of ``TRANSFER_LRS``. The blocks'
+#: rate is the global rate times sqrt(4/L) (1/2 at L = 16, 1/4 at 64), so if Depth-muP holds
+#: the best *global* rate stays near L = 4's (8e-3); the grid keeps a rate below and two above
+#: it, and drops 1e-3, at which every rule was far from its best at L = 4.
+DEPTH_MUP_LRS = TRANSFER_LRS[1:]
+
+
+def depth_mup_block_lr_scale(n_layer: int, base: int = DEPTH_MUP_BASE) -> float:
+    """Depth-muP's Adam rule for the hidden weights, as a factor on the global rate: the
+    blocks' rate is proportional to 1/sqrt(L), normalised to 1 at the ``base`` depth,
+    sqrt(base / L) (``TrainConfig.block_lr_scale``)."""
+    return math.sqrt(base / n_layer)
+
+
+def depth_mup_arms(quick: bool, depths: tuple[int, ...], lrs: tuple[float, ...]) -> tuple:
+    """The Depth-muP arm at each depth and rate: ``_transfer_arms``' 1/sqrt(L) model and
+    recipe with the blocks' rate times ``depth_mup_block_lr_scale(L)``. At ``DEPTH_MUP_BASE``
+    the factor is 1 and the arm is the 1/sqrt(L) arm itself (the tests check it), so the
+    record does not train that depth again: its ``base_rule`` names the rule whose runs stand
+    for it there (``verdicts.ch8_depth.lr_optima``)."""
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.measure.depth_scaling import small_config
+
+    vocab = load_corpus().vocab_size
+    return tuple(
+        Arm(f"{DEPTH_MUP} L={L} lr={lr:g}",
+            small_config(vocab, n_layer=L, branch_scale=DEPTH_MUP_BRANCH),
+            _transfer_recipe(quick, lr).replace(block_lr_scale=depth_mup_block_lr_scale(L)),
+            {"rule": DEPTH_MUP, "branch_scale": DEPTH_MUP_BRANCH, "n_layer": L, "lr": lr,
+             "block_lr_scale": depth_mup_block_lr_scale(L), "base_rule": DEPTH_MUP_BRANCH,
+             "base_depth": DEPTH_MUP_BASE})
+        for L in depths for lr in lrs)
 
 
 @register
@@ -187,6 +232,39 @@ def depth_lr_transfer_64(quick: bool = False) -> Experiment:
             "depth (the grid's edge is reported if a rule's best rate lands on it). 3 seeds "
             "(45 runs). CPU estimate about 100 minutes (about 0.5 s per step at L = 64 on "
             "one thread, 4x L = 16's 128 ms). Cut: no 3.2e-2, 250 steps."),
+        measures=("training loss per step; validation loss after 125 steps and after the "
+                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def depth_lr_transfer_mup(quick: bool = False) -> Experiment:
+    arms = depth_mup_arms(quick, (8,) if quick else (16, TRANSFER_DEEP),
+                          DEPTH_MUP_LRS[1:3] if quick else DEPTH_MUP_LRS)
+    return Experiment(
+        name="depth_lr_transfer_mup", quick=quick,
+        description=(
+            "Chapter 8 (X2b): the Depth-muP pairing as a fourth arm of depth_lr_transfer. "
+            "Depth-muP for Adam (Yang et al. 2023) scales each residual branch by 1/sqrt(L) "
+            "and the Adam rate of the hidden (block) weights by 1/sqrt(L); CompleteP's "
+            "reference code writes the family as branch (L/L_base)^-alpha with hidden rate "
+            "x (L/L_base)^(alpha - 1), alpha = 1/2 here. The arm: the 1/sqrt(L) arm's model "
+            "(pre-norm, d = 64, 4 heads, init N(0, 0.02^2)) and recipe (250 steps of 16 x 64 "
+            "characters, AdamW, 40 warm-up steps, cosine decay to 0.1x, clipping at 1, "
+            "validation on 16 batches drawn from each run's seed, as in the records it "
+            "extends, so the arms stay comparable), with every parameter of the blocks "
+            "(matrices, biases, the blocks' LayerNorms) at the global rate x sqrt(4/L): "
+            "1/2 at L = 16, 1/4 at L = 64. The token and position embeddings (the head is "
+            "tied to the first) and the final LayerNorm keep the global rate. At L = 4 the "
+            "factor is 1 and the arm is depth_lr_transfer's 1/sqrt(L) arm, so L = 4 is not "
+            "trained again: the chapter takes it from that record. Rates: the five larger "
+            f"rates of its grid ({', '.join(f'{r:g}' for r in DEPTH_MUP_LRS)}), x2 apart, "
+            "at L = 16 and 64; 3 seeds (30 runs). Simplified against the papers: standard "
+            "parameterisation in width (no muP), no depth rule for Adam's epsilon or weight "
+            "decay (CompleteP scales epsilon; weight decay is 0 here), clipping at 1, 250 "
+            "steps. CPU estimate about 40 minutes (about 32 and 125 s per run at L = 16 and "
+            "64 on one thread)."),
         measures=("training loss per step; validation loss after 125 steps and after the "
                   "last step (16 batches of 16 x 64 held-out characters); whether and where "
                   "a run diverged"),

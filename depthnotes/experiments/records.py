@@ -299,6 +299,7 @@ ADDED_FIELDS = {
     "eval_seed": None,           # TrainConfig: held-out batches drawn from each run's seed
     "eval_sequences": 256,       # TrainConfig: fresh sequences scoring a task (unused on text)
     "long_span": 0,              # TrainConfig: no long-chain accuracy (tasks only)
+    "block_lr_scale": 1.0,       # TrainConfig: the blocks train at the global rate
 }
 
 #: The keys of a task recipe as records stored it before tasks were trained with

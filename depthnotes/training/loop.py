@@ -58,6 +58,16 @@ class TrainConfig:
     adds nothing to the seed spread; ``None`` draws them from ``seed`` (the records made before
     it existed).
 
+    ``block_lr_scale`` multiplies the rate (and its whole schedule) of every parameter of the
+    model's transformer blocks, ``model.h``: the attention and FFN matrices, their biases and
+    the blocks' two LayerNorms (gain and bias). The token and position embeddings (with the
+    head tied to the token embedding) and the final LayerNorm keep the global rate ``lr``. It is
+    how a per-depth Adam rule for the hidden weights is trained (chapter 8's Depth-muP arm:
+    hidden rate proportional to 1/sqrt(L)); the blocks' norms and biases follow the matrices
+    as in CompleteP's reference code, which applies its depth factor to the whole block. The
+    default 1 builds the optimiser exactly as before the field existed (one group per weight
+    decay), so every existing recipe trains bit for bit as it did.
+
     The same recipe trains on a synthetic task (``training.tasks.train_on_task``; build one with
     ``training.tasks.task_recipe``, which holds the tasks' optimizer settings): there
     ``eval_every`` also sets how often the accuracy on every k is measured, and
@@ -84,6 +94,7 @@ class TrainConfig:
     eval_seed: int | None = None
     eval_sequences: int = 256
     long_span: int = 0
+    block_lr_scale: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "context", "eval_batches", "eval_sequences"):
@@ -93,6 +104,8 @@ class TrainConfig:
         if self.eval_seed is not None:
             check_int("eval_seed", self.eval_seed, 0)
         check_number("lr", self.lr, low=0.0, low_open=True)
+        check_number("block_lr_scale", self.block_lr_scale, low=0.0, low_open=True,
+                     extra="(the factor on the rate of the blocks' parameters, model.h)")
         check_choice("decay", self.decay, DECAYS)
         check_number("min_lr_ratio", self.min_lr_ratio, low=0.0, high=1.0)
         check_number("weight_decay", self.weight_decay, low=0.0)
@@ -197,12 +210,8 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
     train_fn, eval_fn = _batch_functions(data, eval_data, config)
     result = TrainResult(config=config)
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": config.weight_decay},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.lr, betas=(config.beta1, config.beta2))
+    opt = torch.optim.AdamW(param_groups(model, params, config), lr=config.lr,
+                            betas=(config.beta1, config.beta2))
     gen = torch.Generator().manual_seed(config.seed)
     t0 = time.perf_counter()
     was_training = model.training
@@ -211,7 +220,7 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
         for step in progress(range(config.steps), total=config.steps, desc=desc):
             lr = config.lr_at(step)
             for group in opt.param_groups:
-                group["lr"] = lr
+                group["lr"] = lr * group["lr_scale"]
             x, y = train_fn(gen)
             _, loss = model(x, targets=y)
             loss_value = float(loss.detach())
@@ -245,6 +254,31 @@ def train(model: torch.nn.Module, data, config: TrainConfig | None = None, *,
         model.train(was_training)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def param_groups(model: torch.nn.Module, params: list, config: TrainConfig) -> list[dict]:
+    """AdamW's parameter groups for ``train``: matrices (``dim >= 2``) with
+    ``config.weight_decay``, vectors without; each group's ``lr_scale`` is the factor on the
+    scheduled rate. With ``config.block_lr_scale == 1`` these are the two groups the loop has
+    always used (``lr_scale`` 1). Otherwise the parameters of ``model.h`` (the blocks) form
+    their own two groups at ``lr_scale = block_lr_scale``; a model without ``h`` is refused,
+    since the factor would otherwise silently do nothing."""
+    def split(ps: list, scale: float) -> list[dict]:
+        return [{"params": [p for p in ps if p.dim() >= 2],
+                 "weight_decay": config.weight_decay, "lr_scale": scale},
+                {"params": [p for p in ps if p.dim() < 2], "weight_decay": 0.0,
+                 "lr_scale": scale}]
+
+    if config.block_lr_scale == 1.0:
+        return split(params, 1.0)
+    blocks = getattr(model, "h", None)
+    if not isinstance(blocks, torch.nn.ModuleList):
+        raise TypeError(f"block_lr_scale={config.block_lr_scale:g} scales the rate of the "
+                        f"blocks, model.h, but {type(model).__name__} has no ModuleList h; "
+                        "use block_lr_scale=1 for this model")
+    in_blocks = {id(p) for p in blocks.parameters()}
+    return (split([p for p in params if id(p) not in in_blocks], 1.0)
+            + split([p for p in params if id(p) in in_blocks], config.block_lr_scale))
 
 
 @torch.no_grad()

@@ -381,12 +381,29 @@ def lr_optima(record) -> dict[str, list[DepthOptimum]]:
     within one grid step of r0 (r0 and its neighbours) is clearly worse than that depth's
     best rate (the evidence library's rule); otherwise it *stays put*: the seed spread
     decides a near-tie in favour of staying put.
+
+    A rule whose arms name a ``base_rule`` and ``base_depth`` in their info (the Depth-muP arm
+    of ``depth_lr_transfer_mup``) was not trained at that depth because there it is the same
+    model and recipe as ``base_rule``'s arm (the experiment's tests check this): its row at the
+    base depth is that rule's runs, so the record must be combined with the one holding them.
     """
     table: dict[str, dict[int, dict[float, list[float]]]] = {}
+    shared: dict[str, tuple[str, int]] = {}
     for arm in record.arms:
         info = record.arm(arm)["info"]
         table.setdefault(info["rule"], {}).setdefault(info["n_layer"], {})[info["lr"]] = \
             arm_losses(record, arm)
+        if "base_rule" in info:
+            shared[info["rule"]] = (info["base_rule"], info["base_depth"])
+    for rule, (source, depth) in shared.items():
+        if depth not in table.get(source, {}):
+            raise ValueError(f"rule {rule!r} takes L = {depth} from rule {source!r}, which "
+                             f"has no run at L = {depth} in {record.name!r}: combine it with "
+                             "the record that has them (records.combine_records)")
+        if depth in table[rule]:
+            raise ValueError(f"rule {rule!r} has runs of its own at L = {depth}, where it "
+                             f"takes {source!r}'s")
+        table[rule][depth] = table[source][depth]
     out = {}
     for rule, by_depth in table.items():
         rows = []
