@@ -29,6 +29,7 @@ PER_SEED_EVAL: dict[str, str] = {
                     "adds rates to budget_basin, whose recipe it must keep"),
     **dict.fromkeys(("ln_scaling_depth_lr", "ln_scaling_depth_lr_top"),
                     "adds rates to ln_scaling_depth, whose recipe it must keep"),
+    "depth_lr_transfer_mup": "adds an arm to depth_lr_transfer, whose recipe it must keep",
 }
 
 
