@@ -269,11 +269,11 @@ FINDINGS: dict[str, Finding] = {
     "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
                            "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
                            "the early blocks'.", NOT_SHOWN),
-    "C10 removal": _F("removal", "A late block of a trained pre-norm stack costs "
-                      "{c10_skip_late} nats to remove, an early one {c10_skip_early}; the "
-                      "control, DeepNorm in {c9_steps48}-step runs (not {c10_steps_use}), "
-                      "trained on {c10c_deep_trained} of {c10c_seeds} seeds, and there "
-                      "removing an early pre-norm block lowers the loss.", NOT_TESTABLE),
+    "C10 removal": _F("removal", "Removing a late block of a trained pre-norm stack costs "
+                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control, "
+                      "DeepNorm in {c9_steps48} steps (not {c10_steps_use}), trained on "
+                      "{c10c_deep_trained} of {c10c_seeds} seeds; there, removing an early "
+                      "pre-norm block lowers the loss.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
