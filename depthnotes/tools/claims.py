@@ -258,19 +258,22 @@ FINDINGS: dict[str, Finding] = {
                                 "{c9x_range}), which stalls at every rate.", REPRODUCED),
     "C9a 48 blocks, GPT-2 init": _F("48 blocks, GPT-2 init", "Pre-norm with GPT-2's init ends "
                                     "{c9g_gap} nats below Xavier post-norm (seeds "
-                                    "{c9g_range}).", REPRODUCED),
+                                    "{c9g_range}); a small-init post-norm arm, which trains "
+                                    "at this depth in chapter 4, was not run.", REPRODUCED),
     "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
                              "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
                                  "L = {c9s_needs_at} only; pre-norm trained at the top rate "
-                                 "without it.", IN_PART),
+                                 "without it, so a rise in its rate could not be seen.",
+                      IN_PART),
     "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
                            "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
                            "the early blocks'.", NOT_SHOWN),
-    "C10 removal": _F("removal", "A late block of a trained pre-norm stack costs "
-                      "{c10_skip_late} nats to remove, an early one {c10_skip_early}; the "
-                      "control, DeepNorm on the same recipe, trained on "
-                      "{c10c_deep_trained} of {c10c_seeds} seeds.", NOT_TESTABLE),
+    "C10 removal": _F("removal", "Removing a late block of a trained pre-norm stack costs "
+                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control, "
+                      "DeepNorm in {c9_steps48} steps (not {c10_steps_use}), trained on "
+                      "{c10c_deep_trained} of {c10c_seeds} seeds; there, removing an early "
+                      "pre-norm block lowers the loss.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
@@ -279,9 +282,12 @@ FINDINGS: dict[str, Finding] = {
                           "({c12_k_sgd_part}), then rising.", CONTRADICTED),
     "C12 update, Adam": _F("update, Adam", "Adam's first step at a fixed rate moves it like "
                                            "L^k, k = {c12_k_adam}: every weight moves by the "
-                                           "rate whatever its gradient.", CONTRADICTED),
+                                           "rate whatever its gradient (an extension "
+                                           "beyond DeepNet's SGD analysis).",
+                           CONTRADICTED),
     "C12 update, Adam at 1/√L": _F("update, Adam at 1/√L", "With Adam's rate shrinking as "
-                                                           "1/√L, k = {c12_k_scaled}.",
+                                                           "1/√L (the book's rule, not "
+                                                           "DeepNet's), k = {c12_k_scaled}.",
                                    REPRODUCED),
     "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
                              "blocks the two are within noise.", IN_PART),

@@ -524,7 +524,9 @@ def layer_use_control(record, pre_row: DepthOutcome,
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
     when either stack did not train on every seed (no control: a stack that learned nothing
     uses no block) or when either stack's early removal cost is not clearly above zero (the
-    ratio would divide by noise); else ``control_word`` of the two ratios."""
+    ratio would divide by noise); else ``control_word`` of the two ratios. Written after the
+    48-block records had run, on their design (book/methods.md, C10): its preconditions can
+    only withhold a word, never grant one."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
@@ -570,7 +572,8 @@ def ablation_part(outcomes: dict[str, list[DepthOutcome]], half: str, full: str,
     ``depth_outcomes`` of a record holding the half, full DeepNorm and post-norm: not testable
     unless full DeepNorm's own comparison with post-norm is reproduced there; else the half's
     (``depth_verdict``: trains on every seed and ends clearly below post-norm, each at its best
-    bracketed rate)."""
+    bracketed rate). Written after the 48-block records had run, on their design
+    (book/methods.md, C12): the control can only withhold a word, never grant one."""
     only = {f: [r for r in outcomes[f] if r.n_layer == n_layer] for f in (half, full, post)}
     control = depth_verdict(only, full, post)
     vs_post = depth_verdict(only, half, post)
@@ -586,7 +589,8 @@ __all__ += ["AblationPart", "ablation_part"]
 # -- C12's update part, by optimiser (init_response_depth) ----------------------------------
 #: The settings in which C12's update part is judged, each a row on the claims page: (the
 #: piece's name, the ``RESPONSES`` measure). DeepNet derives its bound for SGD steps; training
-#: uses Adam, at a fixed rate and at a rate shrinking as 1/sqrt(L).
+#: uses Adam, at a fixed rate and at a rate shrinking as 1/sqrt(L): those two settings test an
+#: extension beyond the paper's analysis, and the 1/sqrt(L) rule is the book's, not DeepNet's.
 UPDATE_SETTINGS = (("update, SGD", "sgd"), ("update, Adam", "adam 1e-3"),
                    ("update, Adam at 1/√L", "adam 1/sqrt(L)"))
 
