@@ -344,3 +344,40 @@ def test_heal_recipe_names_what_the_arm_must_give():
     assert (r.steps, r.warmup_steps, r.lr, r.decay) == (5, 1, 4e-4, "constant")
     with pytest.raises(ValueError, match="info\\['heal'\\]"):
         heal_recipe(Arm("b", arm.model, arm.recipe, {"heal": {"plan": []}}))
+
+
+def _healed_record(per_depth, seeds=3):
+    """A layer_pruning_healed-like record: ``{L: (control, {(rule, n): healed})}``, one value
+    for every seed; the unhealed losses are 2.0 at every cut."""
+    from fake_records import stored_record
+
+    arms = {}
+    for L, (control, healed) in per_depth.items():
+        plan = [["none", 0]] + [[rule, n] for rule, n in healed]
+        runs = [{"final": {"healed_losses": [control] + list(healed.values()),
+                           "gromov_prune_losses": [1.0] + [2.0] * (L // 2),
+                           "shortgpt_prune_losses": [1.0] + [2.0] * (L // 2)}}
+                for _ in range(seeds)]
+        arms[f"L={L} pruned"] = ({"n_layer": L, "role": "pruned",
+                                  "heal": {"plan": plan}}, runs)
+    return stored_record(arms, seeds=tuple(range(seeds)))
+
+
+def test_judge_healing_reads_each_cut_against_the_control_given_the_same_steps():
+    from depthnotes.verdicts.ch6_redundancy import judge_healing
+
+    kept = {("gromov", 2): 1.2, ("gromov", 4): 1.5, ("shortgpt", 2): 1.1, ("shortgpt", 4): 1.04}
+    c = judge_healing(_healed_record({8: (1.0, kept)}))
+    [d] = c.depths
+    assert d.control == (1.0,) * 3 and d.unhealed["shortgpt", 4] == (2.0,) * 3
+    assert d.cost("shortgpt", 4) == pytest.approx((0.04,) * 3)
+    assert d.keeps("shortgpt", 4) and not d.keeps("gromov", 4) and d.half_kept
+    assert c.word == REPRODUCED
+    # at the second depth neither rule keeps the cut to half: not shown
+    lost = {("gromov", 8): 1.3, ("shortgpt", 8): 1.06}
+    c = judge_healing(_healed_record({8: (1.0, kept), 16: (1.0, lost)}))
+    assert [d.n_layer for d in c.depths] == [8, 16] and c.word == NOT_SHOWN
+    # a diverged fine-tune (NaN) keeps nothing; two seeds cannot be judged
+    c = judge_healing(_healed_record({8: (1.0, {**kept, ("shortgpt", 4): float("nan")})}))
+    assert not c.depths[0].keeps("shortgpt", 4) and c.word == NOT_SHOWN
+    assert judge_healing(_healed_record({8: (1.0, kept)}, seeds=2)).word == NOT_TESTABLE
