@@ -381,3 +381,15 @@ def test_judge_healing_reads_each_cut_against_the_control_given_the_same_steps()
     c = judge_healing(_healed_record({8: (1.0, {**kept, ("shortgpt", 4): float("nan")})}))
     assert not c.depths[0].keeps("shortgpt", 4) and c.word == NOT_SHOWN
     assert judge_healing(_healed_record({8: (1.0, kept)}, seeds=2)).word == NOT_TESTABLE
+
+
+def test_half_against_scratch_compares_the_better_rule_with_the_worse_shallow_stack():
+    from depthnotes.verdicts.ch6_redundancy import half_against_scratch, judge_pruning
+
+    curve = [1.0, 1.1, 1.2, 1.3, 1.4, 1.6]                      # L = 10: 1.6 at n = 5
+    c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.05, 1.06, 1.07]}))
+    d = half_against_scratch(c, c.depths[0])
+    assert d.clear and d.better == "trained shallow"
+    assert d.a.values == (1.6, 1.6, 1.6) and d.b.values == (1.05, 1.06, 1.07)
+    c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.55, 1.65, 1.6]}))
+    assert not half_against_scratch(c, c.depths[0]).clear        # inside the spread

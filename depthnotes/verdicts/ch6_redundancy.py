@@ -141,6 +141,20 @@ class PruningCheck:
         return REPRODUCED if all(d.many for d in self.depths) else NOT_SHOWN
 
 
+def half_against_scratch(check: PruningCheck, depth: PruningDepth):
+    """``evidence.compare`` of the cut to half the stack (per seed, the better rule's loss at
+    n = L/2) against the worse of the stacks trained from scratch (per seed), both on the
+    probe batch, with ``LOSS_MARGIN``: is pruning to half dearer than training shallow?"""
+    from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN
+
+    if not check.scratch:
+        raise ValueError("the record has no stacks trained from scratch")
+    half = tuple(min(per_rule) for per_rule in zip(
+        *([c[depth.n_layer // 2] for c in per_seed] for per_seed in depth.losses.values())))
+    shallow = max(check.scratch.values(), key=lambda v: sum(v) / len(v))
+    return compare(("cut to half", half), ("trained shallow", shallow), margin=LOSS_MARGIN)
+
+
 def judge_pruning(record) -> PruningCheck:
     """C13's second part on a ``layer_pruning`` record: a seed's removable count, per protocol,
     is the number of cuts n >= 1 that keep the probe loss within ``REMOVABLE_REL`` of the
