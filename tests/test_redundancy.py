@@ -370,6 +370,7 @@ def test_judge_healing_reads_each_cut_against_the_control_given_the_same_steps()
     c = judge_healing(_healed_record({8: (1.0, kept)}))
     [d] = c.depths
     assert d.control == (1.0,) * 3 and d.unhealed["shortgpt", 4] == (2.0,) * 3
+    assert d.full == (1.0,) * 3 and d.cut_cost("gromov", 2) == (1.0,) * 3
     assert d.cost("shortgpt", 4) == pytest.approx((0.04,) * 3)
     assert d.keeps("shortgpt", 4) and not d.keeps("gromov", 4) and d.half_kept
     assert c.word == REPRODUCED

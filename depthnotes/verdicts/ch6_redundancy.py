@@ -194,9 +194,14 @@ class HealedDepth:
     after healing; every loss on the same probe batch."""
 
     n_layer: int
-    control: tuple[float, ...]            # per seed
+    full: tuple[float, ...]               # per seed: the trained model's loss, nothing cut
+    control: tuple[float, ...]            # per seed: the full model after the same steps
     unhealed: dict                        # {(rule, n): per seed}
     healed: dict                          # {(rule, n): per seed}
+
+    def cut_cost(self, rule: str, n: int) -> tuple[float, ...]:
+        """Per seed: the cut's loss without healing minus the trained model's."""
+        return tuple(u - f for u, f in zip(self.unhealed[rule, n], self.full))
 
     def cost(self, rule: str, n: int) -> tuple[float, ...]:
         """Per seed: healed loss minus the control's (what the cut still costs)."""
@@ -245,7 +250,8 @@ def judge_healing(record) -> HealingCheck:
         unhealed = {(rule, n): tuple(float(r[f"{rule}_prune_losses"][n]) for r in runs)
                     for rule, n in plan if rule != "none"}
         control = healed.pop(("none", 0))
-        depths.append(HealedDepth(int(info["n_layer"]), control, unhealed, healed))
+        full = tuple(float(r["gromov_prune_losses"][0]) for r in runs)
+        depths.append(HealedDepth(int(info["n_layer"]), full, control, unhealed, healed))
     if not depths:
         raise ValueError(f"record {record.name!r} has no arms")
     return HealingCheck(tuple(sorted(depths, key=lambda d: d.n_layer)))
