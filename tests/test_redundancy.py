@@ -264,3 +264,133 @@ def test_judge_pruning_counts_cuts_within_the_fraction_and_needs_half_the_stack(
     assert c.word == NOT_TESTABLE                      # two seeds
     with pytest.raises(ValueError, match="pruned"):
         judge_pruning(_pruning_record({}, {5: [1.0] * 3}))
+
+
+# -- pruning, then healing (layer_pruning_healed) --------------------------------------------
+def test_a_copy_without_blocks_computes_what_skipping_them_does():
+    from depthnotes.measure.redundancy import without_blocks
+
+    model, (x, y) = small_model(L=5), batch()
+    pruned = without_blocks(model, [1, 3])
+    assert pruned.config.n_layer == 3 and len(pruned.h) == 3 and len(model.h) == 5
+    with torch.no_grad():
+        assert torch.equal(pruned(x, y)[0], model(x, y, skip=[1, 3])[0])
+    pruned.h[0].ln_1.weight.data += 1.0                  # a copy: the model is untouched
+    assert torch.equal(model.h[0].ln_1.weight, torch.ones_like(model.h[0].ln_1.weight))
+
+
+def test_pruned_blocks_are_the_ones_the_pruning_losses_remove():
+    from depthnotes.measure.redundancy import (gromov_prune_losses, pruned_blocks,
+                                               shortgpt_prune_losses)
+
+    model, (x, y) = small_model(L=6), batch()
+    losses, starts = gromov_prune_losses(model, x, y)
+    short = shortgpt_prune_losses(model, x, y)
+    for n in (1, 2, 3):
+        g = pruned_blocks(model, x, "gromov", n)
+        assert g == list(range(int(starts[n]), int(starts[n]) + n))
+        s = pruned_blocks(model, x, "shortgpt", n)
+        with torch.no_grad():
+            assert float(model(x, y, skip=g)[1]) == pytest.approx(losses[n])
+            assert float(model(x, y, skip=s)[1]) == pytest.approx(short[n])
+    assert pruned_blocks(model, x, "none", 0) == []
+
+
+@pytest.mark.parametrize("rule, n, field", [("lowest", 1, "rule"), ("gromov", 0, "n"),
+                                            ("none", 1, "n"), ("shortgpt", 6, "n")])
+def test_pruned_blocks_refuses_a_rule_or_count_it_cannot_do(rule, n, field):
+    from depthnotes.measure.redundancy import pruned_blocks
+
+    with pytest.raises(ValueError, match=field):
+        pruned_blocks(small_model(L=6), batch()[0], rule, n)
+
+
+def test_without_blocks_refuses_shared_blocks_and_removing_everything():
+    from depthnotes.measure.redundancy import without_blocks
+
+    shared = Transformer(small_model(L=4).config.replace(n_unique_blocks=1), seed=0)
+    with pytest.raises(ValueError, match="n_unique_blocks"):
+        without_blocks(shared, [0])
+    with pytest.raises(ValueError, match="some but not all"):
+        without_blocks(small_model(L=2), [0, 1])
+
+
+def test_healed_losses_train_copies_and_leave_the_model_alone():
+    """The control ("none", 0) trains the full model's copy; a healed pruned copy ends below
+    where pruning alone left it (a few steps on the probe batch's own corpus would not do it
+    reliably, so the corpus here is the probe batch itself: the fine-tune must fit it)."""
+    from depthnotes.measure.redundancy import gromov_prune_losses, healed_losses
+
+    model, (x, y) = small_model(L=4), batch()
+    before = [p.detach().clone() for p in model.parameters()]
+    recipe = TrainConfig(steps=30, batch_size=3, context=16, lr=1e-2, decay="constant",
+                         eval_batches=1)
+    healed = healed_losses(model, lambda gen: (x, y), recipe, x, y,
+                           [("none", 0), ("gromov", 2)], seed=0)
+    assert healed.shape == (2,) and np.all(np.isfinite(healed))
+    with torch.no_grad():
+        full = float(model(x, y)[1])
+    assert healed[0] < full and healed[1] < gromov_prune_losses(model, x, y)[0][2]
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_heal_recipe_names_what_the_arm_must_give():
+    from depthnotes.experiments.spec import Arm
+    from depthnotes.measure.record_probes import heal_recipe
+
+    arm = Arm("a", small_model().config, TrainConfig(lr=4e-3, decay="cosine"),
+              {"heal": {"plan": [["none", 0]], "steps": 5, "warmup_steps": 1, "lr": 4e-4}})
+    r = heal_recipe(arm)
+    assert (r.steps, r.warmup_steps, r.lr, r.decay) == (5, 1, 4e-4, "constant")
+    with pytest.raises(ValueError, match="info\\['heal'\\]"):
+        heal_recipe(Arm("b", arm.model, arm.recipe, {"heal": {"plan": []}}))
+
+
+def _healed_record(per_depth, seeds=3):
+    """A layer_pruning_healed-like record: ``{L: (control, {(rule, n): healed})}``, one value
+    for every seed; the unhealed losses are 2.0 at every cut."""
+    from fake_records import stored_record
+
+    arms = {}
+    for L, (control, healed) in per_depth.items():
+        plan = [["none", 0]] + [[rule, n] for rule, n in healed]
+        runs = [{"final": {"healed_losses": [control] + list(healed.values()),
+                           "gromov_prune_losses": [1.0] + [2.0] * (L // 2),
+                           "shortgpt_prune_losses": [1.0] + [2.0] * (L // 2)}}
+                for _ in range(seeds)]
+        arms[f"L={L} pruned"] = ({"n_layer": L, "role": "pruned",
+                                  "heal": {"plan": plan}}, runs)
+    return stored_record(arms, seeds=tuple(range(seeds)))
+
+
+def test_judge_healing_reads_each_cut_against_the_control_given_the_same_steps():
+    from depthnotes.verdicts.ch6_redundancy import judge_healing
+
+    kept = {("gromov", 2): 1.2, ("gromov", 4): 1.5, ("shortgpt", 2): 1.1, ("shortgpt", 4): 1.04}
+    c = judge_healing(_healed_record({8: (1.0, kept)}))
+    [d] = c.depths
+    assert d.control == (1.0,) * 3 and d.unhealed["shortgpt", 4] == (2.0,) * 3
+    assert d.full == (1.0,) * 3 and d.cut_cost("gromov", 2) == (1.0,) * 3
+    assert d.cost("shortgpt", 4) == pytest.approx((0.04,) * 3)
+    assert d.keeps("shortgpt", 4) and not d.keeps("gromov", 4) and d.half_kept
+    assert c.word == REPRODUCED
+    # at the second depth neither rule keeps the cut to half: not shown
+    lost = {("gromov", 8): 1.3, ("shortgpt", 8): 1.06}
+    c = judge_healing(_healed_record({8: (1.0, kept), 16: (1.0, lost)}))
+    assert [d.n_layer for d in c.depths] == [8, 16] and c.word == NOT_SHOWN
+    # a diverged fine-tune (NaN) keeps nothing; two seeds cannot be judged
+    c = judge_healing(_healed_record({8: (1.0, {**kept, ("shortgpt", 4): float("nan")})}))
+    assert not c.depths[0].keeps("shortgpt", 4) and c.word == NOT_SHOWN
+    assert judge_healing(_healed_record({8: (1.0, kept)}, seeds=2)).word == NOT_TESTABLE
+
+
+def test_half_against_scratch_compares_the_better_rule_with_the_worse_shallow_stack():
+    from depthnotes.verdicts.ch6_redundancy import half_against_scratch, judge_pruning
+
+    curve = [1.0, 1.1, 1.2, 1.3, 1.4, 1.6]                      # L = 10: 1.6 at n = 5
+    c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.05, 1.06, 1.07]}))
+    d = half_against_scratch(c, c.depths[0])
+    assert d.clear and d.better == "trained shallow"
+    assert d.a.values == (1.6, 1.6, 1.6) and d.b.values == (1.05, 1.06, 1.07)
+    c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.55, 1.65, 1.6]}))
+    assert not half_against_scratch(c, c.depths[0]).clear        # inside the spread

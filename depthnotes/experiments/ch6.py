@@ -344,3 +344,48 @@ def layer_pruning(quick: bool = False) -> Experiment:
                   "and at the end; after training, the per-layer measures named in each "
                   "arm's info['final_probes']"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: ``layer_pruning_healed``'s healing fine-tune: steps (a tenth of the training run), warm-up
+#: (the optimizer starts fresh) and the constant rate (the one training ended at: cosine decay
+#: to 0.1 x ``PRUNE_LR``); and the fractions of the stack removed before healing.
+HEAL_STEPS, HEAL_WARMUP, HEAL_LR = 200, 20, PRUNE_LR * 0.1
+HEAL_FRACTIONS = (4, 2)       # n = L // 4 and L // 2
+
+
+def heal_plan(L: int) -> list[list]:
+    """The (rule, n) pairs healed at depth L: the full model given the same steps (the
+    control), then each rule at each of ``HEAL_FRACTIONS``."""
+    return [["none", 0]] + [[rule, L // f] for rule in ("gromov", "shortgpt")
+                            for f in HEAL_FRACTIONS]
+
+
+@register
+def layer_pruning_healed(quick: bool = False) -> Experiment:
+    base = layer_pruning(quick)
+    heal = {"steps": 2 if quick else HEAL_STEPS, "warmup_steps": 1 if quick else HEAL_WARMUP,
+            "lr": HEAL_LR}
+    arms = tuple(
+        Arm(a.name, a.model, a.recipe,
+            {**a.info, "final_probes": ["gromov_prune_losses", "gromov_prune_starts",
+                                        "shortgpt_prune_losses", "healed_losses"],
+             "heal": {**heal, "plan": heal_plan(a.info["n_layer"])}})
+        for a in base.arms if a.info["role"] == "pruned")
+    return Experiment(
+        name="layer_pruning_healed", quick=quick,
+        description=(
+            "Chapter 6 (C13) with a healing fine-tune: layer_pruning's pruned stacks (width "
+            f"{PRUNE_WIDTH}, L = {' and '.join(map(str, PRUNE_DEPTHS))}; the same model, "
+            "recipe and seeds, so the same trained weights), pruned by Gromov et al.'s and "
+            "ShortGPT's rules at n = L/4 and L/2 and then each pruned copy trained "
+            f"{HEAL_STEPS} more steps on the training split ({HEAL_WARMUP} warm-up steps, "
+            f"then a constant {HEAL_LR:g}, the rate training ended at; a fresh AdamW, "
+            "clipping at 1); beside them the full model given the same steps, so that "
+            "healing is read against what the extra steps alone do. Every loss on the same "
+            f"fixed held-out batch of 64 x {PRUNE_CONTEXT} characters as layer_pruning's; "
+            "the blocks are chosen on that batch. 3 seeds (6 runs). Cut: full fine-tuning "
+            "instead of Gromov et al.'s QLoRA, two n per rule."),
+        measures=("training loss per step (window means); validation loss every 500 steps "
+                  "and at the end; after training, the pruning losses without healing and, "
+                  "per entry of info['heal']['plan'], the loss after healing"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))

@@ -171,7 +171,7 @@ def _run_corpus(job: Job) -> tuple[object, dict]:
     probe = make_probe(job.arm.info, model, corpus)     # None unless the arm names one
     res = train(model, corpus, job.arm.recipe.replace(seed=job.seed),
                 on_step=probe.on_step if probe else None)
-    probes = final_probes(model, corpus, job.arm)     # per-layer, if info["final_probes"] asks
+    probes = final_probes(model, corpus, job.arm, seed=job.seed)  # if info asks for any
     every, curve = window_means(res.train_losses)
     result = {"curves": {"train_loss": curve, "train_loss_every": every,
                          "eval_steps": list(res.eval_steps),

@@ -161,24 +161,41 @@ PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe,
 #: ``update_cosines``: L - 1, one per pair of consecutive blocks).
 FINAL_PROBES = (REMOVAL_COST, "residual_variance", "update_cosines",
                 "angular_distances", "drop_last_losses", "gromov_prune_losses",
-                "gromov_prune_starts", "shortgpt_prune_losses", "block_influence")
+                "gromov_prune_starts", "shortgpt_prune_losses", "block_influence",
+                "healed_losses")
 #: They are measured on one held-out batch (``probe_batches``) of this many sequences of the
 #: arm's context.
 PROBE_SEQUENCES = 64
 
 
-def final_probes(model, corpus, arm) -> dict:
+def heal_recipe(arm):
+    """The healing fine-tune of ``arm.info["heal"]`` (``{"plan": [[rule, n], ...], "steps",
+    "warmup_steps", "lr"}``): the arm's own recipe (batch, context, clipping), run for
+    ``steps`` at the constant rate ``lr`` after ``warmup_steps`` of warm-up (a fresh optimizer
+    needs it), evaluated once at the end (``redundancy.healed_losses`` scores it again on the
+    probe batch)."""
+    heal = arm.info.get("heal")
+    if not isinstance(heal, Mapping) or set(heal) != {"plan", "steps", "warmup_steps", "lr"}:
+        raise ValueError("info['heal'] must be a dict with keys plan, steps, warmup_steps, lr; "
+                         f"got {heal!r}")
+    return arm.recipe.replace(steps=heal["steps"], warmup_steps=heal["warmup_steps"],
+                              lr=heal["lr"], decay="constant", eval_every=0, eval_batches=1)
+
+
+def final_probes(model, corpus, arm, seed: int = 0) -> dict:
     """The per-layer measurements ``arm.info["final_probes"]`` names, on ``model`` (an
     ``experiments.spec.Arm``; none when it names none): ``depth_scaling.layer_removal_cost`` (loss
     rise when one application is removed), ``probes.residual_variance_by_layer`` and chapter
     6's ``redundancy`` measures (``update_cosines``, ``angular_distances``,
     ``drop_last_losses``: entry n is the loss with the last n blocks removed, entry 0 the full
-    model's). A chapter calls it on untrained models too, for their reference on the same
-    batch."""
+    model's; ``healed_losses``: per entry of ``info["heal"]["plan"]``, the loss after pruning
+    and a healing fine-tune, ``heal_recipe``, its batches drawn from the run's ``seed``). A
+    chapter calls it on untrained models too, for their reference on the same batch."""
     from depthnotes.measure.probes import residual_variance_by_layer
     from depthnotes.measure.redundancy import (angular_distances, block_influence,
                                                drop_last_losses, gromov_prune_losses,
-                                               shortgpt_prune_losses, update_cosines)
+                                               healed_losses, shortgpt_prune_losses,
+                                               update_cosines)
 
     names = arm.info.get("final_probes", ())
     for name in names:
@@ -194,7 +211,10 @@ def final_probes(model, corpus, arm) -> dict:
                "gromov_prune_losses": lambda: gromov_prune_losses(model, x, y)[0],
                "gromov_prune_starts": lambda: gromov_prune_losses(model, x, y)[1],
                "shortgpt_prune_losses": lambda: shortgpt_prune_losses(model, x, y),
-               "block_influence": lambda: block_influence(model, x)}
+               "block_influence": lambda: block_influence(model, x),
+               "healed_losses": lambda: healed_losses(
+                   model, corpus, heal_recipe(arm), x, y,
+                   [tuple(step) for step in arm.info["heal"]["plan"]], seed)}
     return {name: [float(v) for v in measure[name]()] for name in names}
 
 

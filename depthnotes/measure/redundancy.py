@@ -36,7 +36,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from depthnotes.core.checks import check_number, eval_mode
+from depthnotes.core.checks import check_choice, check_int, check_number, eval_mode
 from depthnotes.measure.probes import check_probe_input, residual_stream
 
 #: Removing blocks "costs little" when the loss stays within this fraction of the full loss.
@@ -85,6 +85,12 @@ def _angle(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((torch.arccos(_per_token_cos(a, b).clamp(-1.0, 1.0)) / torch.pi).mean())
 
 
+def _gromov_start(xs: list[torch.Tensor], n: int) -> int:
+    """Gromov et al.'s choice for n blocks: the start l whose x_l and x_{l+n} are closest in
+    angle (``xs``: the L + 1 streams of ``probes.residual_stream``)."""
+    return min(range(len(xs) - n), key=lambda l: _angle(xs[l], xs[l + n]))
+
+
 @torch.no_grad()
 def gromov_prune_losses(model, idx: torch.Tensor, targets: torch.Tensor,
                         max_removed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -105,7 +111,7 @@ def gromov_prune_losses(model, idx: torch.Tensor, targets: torch.Tensor,
                 start = -1
                 skip = ()
             else:
-                start = min(range(L - n + 1), key=lambda l: _angle(xs[l], xs[l + n]))
+                start = _gromov_start(xs, n)
                 skip = range(start, start + n)
             losses.append(float(model(idx, targets, skip=skip)[1]))
             starts.append(start)
@@ -130,10 +136,15 @@ def shortgpt_prune_losses(model, idx: torch.Tensor, targets: torch.Tensor,
     top = L // 2 if max_removed is None else max_removed
     if not 0 <= top < L:
         raise ValueError(f"max_removed must be in 0 .. {L - 1}, got {top}")
-    order = np.argsort(block_influence(model, idx), kind="stable")      # least influence first
+    order = _shortgpt_order(model, idx)
     with eval_mode(model):
-        return np.array([float(model(idx, targets, skip=sorted(int(i) for i in order[:n]))[1])
+        return np.array([float(model(idx, targets, skip=sorted(order[:n]))[1])
                          for n in range(top + 1)])
+
+
+def _shortgpt_order(model, idx: torch.Tensor) -> list[int]:
+    """ShortGPT's order of removal: the blocks by Block Influence, least first (ties by index)."""
+    return [int(i) for i in np.argsort(block_influence(model, idx), kind="stable")]
 
 
 def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
@@ -144,3 +155,72 @@ def removable_count(losses, rel: float = REMOVABLE_REL) -> int:
     return int(np.sum(losses[1:] - losses[0] <= rel * losses[0]))
 
 
+
+
+# -- pruning, then healing -------------------------------------------------------------------
+#: The rules ``pruned_blocks`` knows: "none" removes nothing (the healing run's control: the
+#: same extra steps on the full model), "gromov" and "shortgpt" as above.
+PRUNE_RULES = ("none", "gromov", "shortgpt")
+
+
+def pruned_blocks(model, idx: torch.Tensor, rule: str, n: int) -> list[int]:
+    """The n blocks (0-based) that ``rule`` removes from ``model``, chosen on ``idx``."""
+    check_choice("rule", rule, PRUNE_RULES)
+    L = model.config.n_layer
+    check_int("n", n, 0)
+    if n > L - 1 or (rule == "none") != (n == 0):
+        raise ValueError(f"n must be 0 with rule 'none' and 1 .. {L - 1} with a pruning rule, "
+                         f"got rule {rule!r}, n = {n}")
+    if rule == "none":
+        return []
+    if rule == "gromov":
+        start = _gromov_start(residual_stream(model, idx), n)
+        return list(range(start, start + n))
+    return sorted(_shortgpt_order(model, idx)[:n])
+
+
+def without_blocks(model, removed) -> "torch.nn.Module":
+    """A copy of ``model`` with the blocks ``removed`` taken out: a model of L - n blocks whose
+    weights are the kept blocks' (the pruned model that a healing fine-tune trains). Only for
+    stacks whose blocks are distinct and do not depend on their index (no shared blocks, no
+    LayerNorm Scaling): there the copy computes exactly what ``skip=removed`` does."""
+    import copy
+
+    config = model.config
+    if config.n_unique_blocks is not None or config.ln_scaling != "none":
+        raise ValueError("without_blocks needs distinct blocks that do not depend on their "
+                         "index: n_unique_blocks=None and ln_scaling='none'")
+    removed = set(removed)
+    if not removed <= set(range(config.n_layer)) or len(removed) >= config.n_layer:
+        raise ValueError(f"removed must name some but not all of blocks 0 .. "
+                         f"{config.n_layer - 1}, got {sorted(removed)}")
+    pruned = copy.deepcopy(model)
+    pruned.h = torch.nn.ModuleList(b for i, b in enumerate(pruned.h) if i not in removed)
+    pruned.config = config.replace(n_layer=config.n_layer - len(removed))
+    return pruned
+
+
+def healed_losses(model, corpus, recipe, idx: torch.Tensor, targets: torch.Tensor,
+                  plan, seed: int = 0) -> np.ndarray:
+    """For each ``(rule, n)`` of ``plan``: remove the n blocks ``rule`` picks on ``idx``, train
+    the pruned copy with ``recipe`` (``training.loop.TrainConfig``; the healing fine-tune) on
+    ``corpus``'s training split, batches drawn from ``seed``, and measure its loss on
+    ``(idx, targets)``: shape (len(plan),). ``("none", 0)`` gives the full model the same
+    steps, so that what healing recovers is read against what the extra steps alone give.
+    A diverged fine-tune gives NaN. ``model`` itself is not changed."""
+    from depthnotes.training.loop import train
+
+    out = []
+    for rule, n in plan:
+        removed = pruned_blocks(model, idx, rule, n)
+        pruned = without_blocks(model, removed) if removed else _copy(model)
+        res = train(pruned, corpus, recipe.replace(seed=seed))
+        with eval_mode(pruned), torch.no_grad():
+            out.append(float("nan") if res.diverged else float(pruned(idx, targets)[1]))
+    return np.array(out)
+
+
+def _copy(model):
+    import copy
+
+    return copy.deepcopy(model)

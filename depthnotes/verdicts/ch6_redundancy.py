@@ -141,6 +141,20 @@ class PruningCheck:
         return REPRODUCED if all(d.many for d in self.depths) else NOT_SHOWN
 
 
+def half_against_scratch(check: PruningCheck, depth: PruningDepth):
+    """``evidence.compare`` of the cut to half the stack (per seed, the better rule's loss at
+    n = L/2) against the worse of the stacks trained from scratch (per seed), both on the
+    probe batch, with ``LOSS_MARGIN``: is pruning to half dearer than training shallow?"""
+    from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN
+
+    if not check.scratch:
+        raise ValueError("the record has no stacks trained from scratch")
+    half = tuple(min(per_rule) for per_rule in zip(
+        *([c[depth.n_layer // 2] for c in per_seed] for per_seed in depth.losses.values())))
+    shallow = max(check.scratch.values(), key=lambda v: sum(v) / len(v))
+    return compare(("cut to half", half), ("trained shallow", shallow), margin=LOSS_MARGIN)
+
+
 def judge_pruning(record) -> PruningCheck:
     """C13's second part on a ``layer_pruning`` record: a seed's removable count, per protocol,
     is the number of cuts n >= 1 that keep the probe loss within ``REMOVABLE_REL`` of the
@@ -166,3 +180,83 @@ def judge_pruning(record) -> PruningCheck:
     if not depths:
         raise ValueError(f"record {record.name!r} has no arm with info role 'pruned'")
     return PruningCheck(tuple(sorted(depths, key=lambda d: d.n_layer)), scratch)
+
+
+# -- C13 after a healing fine-tune (record layer_pruning_healed) -----------------------------
+#: The rules of ``redundancy.pruned_blocks`` by the names the chapter prints.
+HEAL_RULES = {"gromov": "Gromov", "shortgpt": "ShortGPT"}
+
+
+@dataclass(frozen=True)
+class HealedDepth:
+    """One depth of ``layer_pruning_healed``: per seed, the full model's loss after the same
+    extra steps (the control), and per (rule, n) the loss after pruning without healing and
+    after healing; every loss on the same probe batch."""
+
+    n_layer: int
+    full: tuple[float, ...]               # per seed: the trained model's loss, nothing cut
+    control: tuple[float, ...]            # per seed: the full model after the same steps
+    unhealed: dict                        # {(rule, n): per seed}
+    healed: dict                          # {(rule, n): per seed}
+
+    def cut_cost(self, rule: str, n: int) -> tuple[float, ...]:
+        """Per seed: the cut's loss without healing minus the trained model's."""
+        return tuple(u - f for u, f in zip(self.unhealed[rule, n], self.full))
+
+    def cost(self, rule: str, n: int) -> tuple[float, ...]:
+        """Per seed: healed loss minus the control's (what the cut still costs)."""
+        return tuple(h - c for h, c in zip(self.healed[rule, n], self.control))
+
+    def keeps(self, rule: str, n: int) -> bool:
+        """On every seed the healed cut's loss is within ``REMOVABLE_REL`` of the control's."""
+        return all(h <= (1 + REMOVABLE_REL) * c
+                   for h, c in zip(self.healed[rule, n], self.control))
+
+    @property
+    def half_kept(self) -> bool:
+        """The cut to L/2 keeps its loss by at least one rule."""
+        return any(self.keeps(rule, self.n_layer // 2) for rule in HEAL_RULES)
+
+
+@dataclass(frozen=True)
+class HealingCheck:
+    """``judge_healing``'s result: the healed depths, shallowest first."""
+
+    depths: tuple[HealedDepth, ...]
+
+    @property
+    def word(self) -> str:
+        if any(len(d.control) < MIN_SEEDS for d in self.depths):
+            return NOT_TESTABLE
+        return REPRODUCED if all(d.half_kept for d in self.depths) else NOT_SHOWN
+
+
+def judge_healing(record) -> HealingCheck:
+    """C13's "many removable" after a healing fine-tune, on a ``layer_pruning_healed`` record:
+    a cut keeps the loss when, after healing, its loss on the probe batch is within
+    ``REMOVABLE_REL`` of the full model's given the same extra steps, on every seed; the part is
+    reproduced when at every depth the cut to half the stack keeps the loss by at least one of
+    the two rules, else not shown here; fewer than ``MIN_SEEDS`` seeds: not testable. A NaN
+    (a diverged fine-tune; a record stores it as null) keeps nothing."""
+    depths = []
+    for name in record.arms:
+        info = record.arm(name)["info"]
+        plan = [(str(rule), int(n)) for rule, n in info["heal"]["plan"]]
+        if ("none", 0) not in plan:
+            raise ValueError(f"arm {name!r}: its heal plan has no control ('none', 0)")
+        runs = [record.run(name, s)["final"] for s in record.seeds]
+        healed = {step: tuple(_loss(r["healed_losses"][i]) for r in runs)
+                  for i, step in enumerate(plan)}
+        unhealed = {(rule, n): tuple(float(r[f"{rule}_prune_losses"][n]) for r in runs)
+                    for rule, n in plan if rule != "none"}
+        control = healed.pop(("none", 0))
+        full = tuple(float(r["gromov_prune_losses"][0]) for r in runs)
+        depths.append(HealedDepth(int(info["n_layer"]), full, control, unhealed, healed))
+    if not depths:
+        raise ValueError(f"record {record.name!r} has no arms")
+    return HealingCheck(tuple(sorted(depths, key=lambda d: d.n_layer)))
+
+
+def _loss(value) -> float:
+    """A stored loss; null (how a record stores NaN) reads as NaN."""
+    return float("nan") if value is None else float(value)
