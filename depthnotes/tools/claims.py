@@ -304,6 +304,9 @@ FINDINGS: dict[str, Finding] = {
     "C13 many removable": _F("many removable", "Pruning without retraining removes only "
                              "{c13_prune_24} of 24 blocks, or {c13_prune_48} of 48 (per "
                              "seed), before the loss rises by more than 5 %.", NOT_SHOWN),
+    "C13 after healing": _F("after healing", "After {heal_steps} healing steps, "
+                            "{c13_heal_kept} within 5 % of the loss; cutting half of 48 "
+                            "blocks still costs {c13_heal_48} nats.", NOT_SHOWN),
     "C14 thin end": _F("thin end", "The 12-block shapes are {c14_deep_gap_small} and "
                        "{c14_deep_gap_large} nats worse than their budget's best.", REPRODUCED),
     "C14 wide end": _F("wide end", "The widest shape a budget allows (one block) is inside "
