@@ -341,7 +341,8 @@ FINDINGS: dict[str, Finding] = {
                             "rule, L^{x2_exp_inv} with 1/L branches.", REPRODUCED),
     "X2 #2": _F("learning rate", "Reusing 4 blocks' best rate at 64 costs {x2_cost_std_64} "
                                  "nats without a rule, {x2_cost_sqrt_64} with 1/√L branches, "
-                                 "{x2_cost_inv_64} with 1/L.", REPRODUCED),
+                                 "{x2_cost_inv_64} with 1/L, {x2_cost_mup_64} with Depth-µP's "
+                                 "pairing (1/√L branches, blocks' rate ∝ 1/√L).", REPRODUCED),
     "X3 at initialisation": _F("at initialisation", "24 blocks add {x3_init_ratio} times "
                                "less variance with LayerNorm Scaling.", REPRODUCED),
     "X3 deep layers": _F("deep layers", "After training, the scaling changes what removing a "
