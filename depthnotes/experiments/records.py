@@ -1,10 +1,10 @@
 """Records: the long runs of named experiments, stored as JSON and loaded by the notebooks.
 
 A notebook's own run is the fast version of an experiment; where an effect needs more
-compute, a record holds the longer run (book/methods.md, "The records"). ``run_experiment`` trains every
-arm × seed of a named experiment (``experiments.registry``) in parallel worker processes and
-returns the record; ``write_record`` stores it as ``notebooks/records/NAME.json``; the command
-``python -m depthnotes record NAME`` does both. A record holds:
+compute, a record holds the longer run (book/methods.md, "The records").
+``run_experiment`` trains every arm × seed of a named experiment (``experiments.registry``)
+in parallel worker processes and returns the record; ``write_record`` stores it as
+``notebooks/records/NAME.json``; the command ``python -m depthnotes record NAME`` does both. A record holds:
 
 * ``config``: everything the results depend on (data, seeds, every arm's model config and
   training recipe), exactly as ``Experiment.config_dict`` gives it;

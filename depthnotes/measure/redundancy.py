@@ -24,10 +24,11 @@ A measure means little without a reference: ``judge_redundancy`` compares the tr
 update cosines (one model per seed) with the same measure on untrained models of the same
 shape (GPT-2's init already makes every block's update small, so "small" alone is not
 learned), and counts the top blocks that can go in each (``removable_count``). Its rule is
-stated in chapter 6 (``verdicts.ch6_redundancy.judge_redundancy``). The measures of fewer than ``verdicts.MIN_SEEDS`` trained models
-are an illustration, not a verdict: ``judge_redundancy`` then says so
-(book/methods.md, "How a claim is judged"). Chapter 6 reads the trained measures from the ``layer_redundancy`` record
-(``record_probes.final_probes``).
+stated in chapter 6 (``verdicts.ch6_redundancy.judge_redundancy``). The measures of fewer
+than ``verdicts.MIN_SEEDS`` trained models are an illustration, not a verdict:
+``judge_redundancy`` then says so (book/methods.md, "How a claim is judged"). Chapter 6 reads
+the trained measures from the ``layer_redundancy`` record (``record_probes.final_probes``),
+and the pruned and healed stacks from ``layer_pruning`` and ``layer_pruning_healed``.
 """
 
 from __future__ import annotations

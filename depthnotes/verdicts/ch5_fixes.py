@@ -433,7 +433,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RunOutcome", "run_outcome", "depth_comparison", "DepthComparisonVerdict", "depth_verdict",
+           "RECORDS_48", "RunOutcome", "run_outcome", "depth_comparison",
+           "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
            "top_trainable", "recipe_depths", "RecipeVerdict", "recipe_verdict", "LayerUse", "layer_use",
