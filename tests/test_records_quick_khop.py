@@ -17,7 +17,7 @@ def test_quick_variant_writes_a_loadable_record(quick_records, name):
 # -- kept models (an experiment with keep_models) ------------------------------------------------
 def test_kept_models_are_the_recorded_runs(quick_records):
     from depthnotes.experiments.records import load_model
-    from depthnotes.data.tasks import query_accuracy
+    from depthnotes.training.tasks import query_accuracy
 
     folder = quick_records("khop16_models")
     rec = load_record("khop16_models", directory=folder, quick=True)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from depthnotes import ModelConfig
-from depthnotes.data.tasks import IGNORE, PointerChasing, query_accuracy
+from depthnotes.data.tasks import IGNORE, PointerChasing
+from depthnotes.training.tasks import query_accuracy
 from oracles import follow_pointers
 from depthnotes.training.loop import TrainConfig
 from depthnotes.training.tasks import task_recipe, train_on_task

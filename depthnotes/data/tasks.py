@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import torch
 
-from depthnotes.core.checks import check_choice, check_int, eval_mode
+from depthnotes.core.checks import check_choice, check_int
 
 #: Target value the loss ignores (PyTorch's cross_entropy default ``ignore_index``).
 IGNORE = -100
@@ -320,75 +320,8 @@ def doubling_depth(hops: int) -> int:
     return 2 + math.ceil(math.log2(check_int("hops", hops, 1)))
 
 
-@torch.no_grad()
-def query_accuracy(model, task: PointerChasing, hops: int, n_sequences: int = 256,
-                   seed: int = 10**9, skip=()) -> float:
-    """Fraction of ``hops``-hop queries answered exactly (argmax) on fresh sequences.
-
-    The default seed range (from 10**9) is far from the training batches' seeds. The model's
-    mode (training or eval) is the same afterwards as before. ``skip``: blocks left out, by
-    index from 0 (``Transformer.hidden``), to score a trained model without one of them; only
-    passed on when given, so any model that maps ids to ``(logits, loss)`` can be scored."""
-    idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)   # (N, seq_len) each
-    with eval_mode(model):
-        logits, _ = model(idx, skip=skip) if skip else model(idx)         # (N, seq_len, vocab)
-    mask = targets != IGNORE
-    return (logits.argmax(-1)[mask] == targets[mask]).float().mean().item()
-
-
-
-
 #: Chapter 3's long chains: a ``hops``-hop query whose answer lies at least this many
 #: positions back (``InductionHops.chain_spans``). On four letters one hop spans at most
 #: 8 positions 97 % of the time, so a window of a few reads can stand in for one or two
 #: hops on short chains but not on these.
 LONG_SPAN = 25
-
-
-@torch.no_grad()
-def span_accuracy(model, task: InductionHops, hops: int, *, min_span: int = 0,
-                  max_span: int | None = None, n_sequences: int = 256,
-                  seed: int = 10**9) -> tuple[float | None, int]:
-    """``(accuracy, queries)``: the fraction of ``hops``-hop queries answered exactly among
-    those whose chain spans ``min_span`` to ``max_span`` positions (inclusive; no upper
-    bound with None), and how many such queries there were (accuracy None when none).
-
-    The sequences are ``query_accuracy``'s (the same seed, so every model and every training
-    seed is scored on the same held-out text): with ``min_span=0`` and no ``max_span`` the
-    accuracy equals ``query_accuracy``'s. Several ranges of one ``hops`` at once, from one
-    forward pass: ``span_accuracies``."""
-    return span_accuracies(model, task, hops, {0: (min_span, max_span)},
-                           n_sequences=n_sequences, seed=seed)[0]
-
-
-@torch.no_grad()
-def span_accuracies(model, task: InductionHops, hops: int, spans: dict, *,
-                    n_sequences: int = 256, seed: int = 10**9) -> dict:
-    """``span_accuracy`` for several ranges of chain span on the same sequences, from one
-    forward pass: ``spans`` maps a name to ``(min_span, max_span)`` (max None: no upper
-    bound); returns ``{name: (accuracy, queries)}`` in the same order, each exactly what
-    ``span_accuracy`` gives for that range."""
-    if not isinstance(task, InductionHops):
-        raise TypeError(f"task must be an InductionHops (chains have spans), got "
-                        f"{type(task).__name__}")
-    for min_span, max_span in spans.values():
-        check_int("min_span", min_span, 0)
-        if max_span is not None:
-            check_int("max_span", max_span, min_span)
-    idx, targets = task.batch(n_sequences, seed=seed + hops, hops=hops)
-    spans_at = task.chain_spans(idx[:, 1:], hops)                # (N, length), -1: none
-    spans_at = torch.cat([torch.full_like(spans_at[:, :1], -1), spans_at], 1)  # marker: none
-    keeps = {}
-    for name, (min_span, max_span) in spans.items():
-        keep = (targets != IGNORE) & (spans_at >= min_span)
-        if max_span is not None:
-            keep &= spans_at <= max_span
-        keeps[name] = keep
-    right = None
-    if any(bool(keep.any()) for keep in keeps.values()):
-        with eval_mode(model):
-            logits, _ = model(idx)
-        right = logits.argmax(-1) == targets
-    return {name: ((None, 0) if not keep.any() else
-                   (right[keep].float().mean().item(), int(keep.sum())))
-            for name, keep in keeps.items()}

@@ -4,7 +4,7 @@ The task is ``data.tasks.InductionHops``: a hop marker at position 0, then lette
 from position p goes to the position just after the last earlier occurrence of p's letter,
 and the target at p is the letter k hops away (unscored where the chain runs off the
 start). Two circuits are built here, as weights of an ordinary pre-norm ``Transformer``
-(``core.model``), and scored with the chapter's own scorer (``data.tasks.query_accuracy``):
+(``core.model``), and scored with the chapter's own scorer (``training.tasks.query_accuracy``):
 
 * **relay** (chasing): block 1 writes each position's previous letter into it; then every
   hop block does the same read, "the latest position r' before my pointer r whose previous
@@ -56,8 +56,8 @@ import torch
 from depthnotes.core.checks import eval_mode
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.model import Transformer
-from depthnotes.data.tasks import (IGNORE, InductionHops, chasing_depth, doubling_depth,
-                                   query_accuracy)
+from depthnotes.data.tasks import IGNORE, InductionHops, chasing_depth, doubling_depth
+from depthnotes.training.tasks import query_accuracy
 
 KINDS = ("relay", "doubling")
 
@@ -276,7 +276,7 @@ def doubling_model(task: InductionHops, k: int, blocks: int | None = None) -> Tr
 def score(model: Transformer, task: InductionHops, k: int, n_sequences: int = 256,
           seed: int = 10**9, skip=()) -> float:
     """Accuracy on k-hop queries of fresh sequences: the chapter's scorer
-    (``data.tasks.query_accuracy``; only positions whose k-hop answer exists count), of the
+    (``training.tasks.query_accuracy``; only positions whose k-hop answer exists count), of the
     model without the blocks in ``skip`` (indices from 0) if any are given."""
     return query_accuracy(model, task, k, n_sequences, seed, skip=skip)
 

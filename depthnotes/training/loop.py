@@ -73,7 +73,7 @@ class TrainConfig:
     ``eval_every`` also sets how often the accuracy on every k is measured, and
     ``eval_sequences`` how many fresh sequences score the trained model on each k, and
     ``long_span > 0`` (an ``InductionHops`` task) also scores, on the same sequences, the
-    queries whose chain spans at least that many positions (``data.tasks.span_accuracy``).
+    queries whose chain spans at least that many positions (``training.tasks.span_accuracy``).
     """
 
     steps: int = 200
