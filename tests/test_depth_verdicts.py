@@ -340,11 +340,12 @@ def test_final_probes_measure_each_application():
     cfg = small_config(corpus.vocab_size, context=16, n_layer=3, n_unique_blocks=1)
     recipe = TrainConfig(steps=1, batch_size=2, context=16)
     model = Transformer(cfg, seed=0)
+    heal = {"plan": [["none", 0]], "steps": 1, "warmup_steps": 0, "lr": 1e-3}
     out = final_probes(model, corpus, Arm("a", cfg, recipe,
-                                          {"final_probes": list(FINAL_PROBES)}))
+                                          {"final_probes": list(FINAL_PROBES), "heal": heal}))
     assert len(out["layer_removal_cost"]) == 3 and len(out["residual_variance"]) == 4
     assert len(out["update_cosines"]) == 2 and len(out["angular_distances"]) == 3
-    assert len(out["drop_last_losses"]) == 3
+    assert len(out["drop_last_losses"]) == 3 and len(out["healed_losses"]) == 1
     assert all(isinstance(v, float) for v in out["layer_removal_cost"])
     assert final_probes(model, corpus, Arm("b", cfg, recipe)) == {}
     with pytest.raises(ValueError, match="final_probes"):
