@@ -5,8 +5,8 @@ hand-made sequences and made-up models whose scores are known, and the fixed-dep
 import pytest
 import torch
 
-from depthnotes.data.tasks import (IGNORE, LONG_SPAN, InductionHops, PointerChasing,
-                                   query_accuracy, span_accuracies, span_accuracy)
+from depthnotes.data.tasks import IGNORE, LONG_SPAN, InductionHops, PointerChasing
+from depthnotes.training.tasks import query_accuracy, span_accuracies, span_accuracy
 from depthnotes.verdicts.ch3_hops import (doubling_reach, hops_done, judge_fixed_depth,
                                           relay_reach)
 from depthnotes.verdicts.evidence import (CONTRADICTED, NOT_SHOWN, NOT_TESTABLE,
