@@ -300,10 +300,16 @@ def _arms_48(families, quick: bool, probe: dict | None) -> tuple:
         for family, short, norm, init, rates in families for lr in rates)
 
 
+def _probe_48(quick: bool) -> dict:
+    """The per-block probe of the 48-block records (C10): each block's contribution and
+    removal cost, before and after training, on 2 fixed held-out batches of 16 x 64."""
+    return {"name": "layer_use", "batches": 1 if quick else 2,
+            "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+
+
 @register
 def fixes_at_48(quick: bool = False) -> Experiment:
-    probe = {"name": "layer_use", "batches": 1 if quick else 2,
-             "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+    probe = _probe_48(quick)
     return Experiment(
         name="fixes_at_48", quick=quick,
         description=(
@@ -367,8 +373,7 @@ EDGES_48 = (
 
 @register
 def fixes_at_48_edges(quick: bool = False) -> Experiment:
-    probe = {"name": "layer_use", "batches": 1 if quick else 2,
-             "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
+    probe = _probe_48(quick)
     return Experiment(
         name="fixes_at_48_edges", quick=quick,
         description=(
