@@ -33,6 +33,8 @@ and the pruned and healed stacks from ``layer_pruning`` and ``layer_pruning_heal
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -185,8 +187,6 @@ def without_blocks(model, removed) -> "torch.nn.Module":
     weights are the kept blocks' (the pruned model that a healing fine-tune trains). Only for
     stacks whose blocks are distinct and do not depend on their index (no shared blocks, no
     LayerNorm Scaling): there the copy computes exactly what ``skip=removed`` does."""
-    import copy
-
     config = model.config
     if config.n_unique_blocks is not None or config.ln_scaling != "none":
         raise ValueError("without_blocks needs distinct blocks that do not depend on their "
@@ -214,14 +214,8 @@ def healed_losses(model, corpus, recipe, idx: torch.Tensor, targets: torch.Tenso
     out = []
     for rule, n in plan:
         removed = pruned_blocks(model, idx, rule, n)
-        pruned = without_blocks(model, removed) if removed else _copy(model)
+        pruned = without_blocks(model, removed) if removed else copy.deepcopy(model)
         res = train(pruned, corpus, recipe.replace(seed=seed))
         with eval_mode(pruned), torch.no_grad():
             out.append(float("nan") if res.diverged else float(pruned(idx, targets)[1]))
     return np.array(out)
-
-
-def _copy(model):
-    import copy
-
-    return copy.deepcopy(model)

@@ -212,10 +212,20 @@ class HealedDepth:
         return all(h <= (1 + REMOVABLE_REL) * c
                    for h, c in zip(self.healed[rule, n], self.control))
 
+    def best_cost(self, n: int, healed: bool = True) -> tuple[float, ...]:
+        """Per seed, the better rule's cost of cutting ``n`` blocks: after healing (against
+        the control, ``cost``) or, with ``healed=False``, without it (``cut_cost``)."""
+        costs = self.cost if healed else self.cut_cost
+        return tuple(min(c) for c in zip(*(costs(rule, n) for rule in HEAL_RULES)))
+
+    def kept(self, n: int) -> bool:
+        """The cut of ``n`` blocks keeps its loss by at least one rule."""
+        return any(self.keeps(rule, n) for rule in HEAL_RULES)
+
     @property
     def half_kept(self) -> bool:
         """The cut to L/2 keeps its loss by at least one rule."""
-        return any(self.keeps(rule, self.n_layer // 2) for rule in HEAL_RULES)
+        return self.kept(self.n_layer // 2)
 
 
 @dataclass(frozen=True)
