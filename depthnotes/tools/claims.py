@@ -290,7 +290,10 @@ FINDINGS: dict[str, Finding] = {
                                                            "DeepNet's), k = {c12_k_scaled}.",
                                    REPRODUCED),
     "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
-                             "blocks the two are within noise.", IN_PART),
+                             "blocks the two are within noise. At 1,000 blocks one "
+                             "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
+                             "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
+                    IN_PART),
     "C12 alpha only": _F("alpha only", "In {c9_steps48} steps at 48 blocks full DeepNorm "
                          "({c12h_deep}) is not clearly below post-norm ({c9_post48}), so no "
                          "half can be credited; alpha only stalls at {c12h_alpha}.",
