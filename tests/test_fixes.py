@@ -621,7 +621,7 @@ def test_sgd_part_judges_the_smallest_rate_when_its_exponent_does_not_depend_on_
 def test_init_response_sgd_quick_record_reads_as_rates():
     """The quick ``init_response_sgd`` stores only its SGD steps, one per rate, smaller at
     the smaller rate; ``sgd_responses`` reads them by rate."""
-    from depthnotes.experiments.ch5 import SGD_RESPONSE_LRS
+    from depthnotes.experiments.ch4 import SGD_RESPONSE_LRS
     from depthnotes.experiments.records import Record, run_experiment
     from depthnotes.experiments.registry import get_experiment
     from depthnotes.verdicts.ch5_fixes import sgd_responses
