@@ -453,6 +453,28 @@ def deepnorm_at_48_long(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: The rate added to ``deepnorm_at_48_long`` where a family's best sat at its grid's edge:
+#: beta only was best at 3e-4, the lowest rate (``deepnorm_at_48_long_edges``).
+LONG_EDGES_48 = (("beta only", "beta", "post", "deepnorm", (1e-4,)),)
+
+
+@register
+def deepnorm_at_48_long_edges(quick: bool = False) -> Experiment:
+    long = {} if quick else LONG_48
+    arms = tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
+                 for a in _arms_48(LONG_EDGES_48, quick, None))
+    return Experiment(
+        name="deepnorm_at_48_long_edges", quick=quick,
+        description=(
+            "Chapter 5 (C12): beta only (DeepNet's beta-scaled init in a plain post-norm "
+            "stack) at 48 blocks at peak rate 1e-4, with deepnorm_at_48_long's recipe and "
+            "validation text, where its best rate sat at the grid's lowest rate, 3e-4. "
+            "3 seeds (3 runs)."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's
 #: first step grows like sqrt(L) at a fixed rate (``init_response_depth``), so the rate
 #: shrinks as 1/sqrt(L) from DeepNorm's best at L = 48 (``fixes_at_48``).
