@@ -42,8 +42,8 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
   testable). Each half is also compared with full DeepNorm (shown beside the word). Beta only
-  is judged on ``deepnorm_at_48_long`` (450 steps), alpha only, not run there, on the
-  150-step records.
+  is judged on ``RECORDS_48_LONG`` (450 steps), alpha only, not run there, on the 150-step
+  records.
 * C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
   smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
   (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
@@ -78,10 +78,12 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
 #: scored at its best rate over all of them.
 RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges",
               "fixes_at_48_small_init")
+#: The 450-step records at 48 blocks (beta only and its control), read as one grid likewise.
+RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
-           "deepnorm_at_48_long", "prenorm_layer_use", "init_response_depth",
+           *RECORDS_48_LONG, "prenorm_layer_use", "init_response_depth",
            "init_response_sgd", "deepnorm_1000_layers")
 
 
@@ -445,7 +447,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RunOutcome", "run_outcome", "depth_comparison",
+           "RECORDS_48", "RECORDS_48_LONG", "RunOutcome", "run_outcome", "depth_comparison",
            "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
