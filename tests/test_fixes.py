@@ -569,6 +569,73 @@ def test_update_parts_judge_each_optimiser_setting_on_its_own_exponent():
                        "adam 1/sqrt(L)": CONTRADICTED}
 
 
+class _SgdRecord:
+    """A stand-in for ``init_response_sgd`` (``sgd_lr=None``, several ``sgd_lrs``) or, with
+    ``first``, for ``init_response_depth`` (its one ``sgd_lr``): DeepNorm's first SGD update
+    set by hand per rate as lr * L^k(lr), three seeds with small offsets."""
+
+    seeds = (0, 1, 2)
+
+    def __init__(self, k_by_lr, first=False, depths=(6, 24, 96, 200, 500, 1000)):
+        self.k_by_lr, self.first = dict(k_by_lr), first
+        self.arms = [f"DeepNorm, L={L}" for L in depths]
+        self._L = dict(zip(self.arms, depths))
+
+    def arm(self, name):
+        lrs = list(self.k_by_lr)
+        probe = ({"sgd_lr": lrs[0]} if self.first else {"sgd_lr": None, "sgd_lrs": lrs})
+        return {"info": {"family": "DeepNorm", "n_layer": self._L[name], "probe": probe}}
+
+    def run(self, name, seed):
+        L, jitter = self._L[name], 1 + 0.01 * seed
+        sizes = [lr * jitter * L ** k for lr, k in self.k_by_lr.items()]
+        return {"probes": ({"sgd_update": sizes[0]} if self.first else
+                           {"sgd_lrs": list(self.k_by_lr), "sgd_updates": sizes})}
+
+
+def test_sgd_part_judges_the_smallest_rate_when_its_exponent_does_not_depend_on_the_rate():
+    """C12's SGD rule: the rates of both records read together; the word is the smallest
+    rate's bound word when its exponent matches the next rate's (within FLAT_EXPONENT), not
+    testable when it does not, whatever the largest rate shows."""
+    from depthnotes.verdicts.ch5_fixes import sgd_part, sgd_responses
+
+    big = _SgdRecord({0.1: 0.25}, first=True)
+    sizes = sgd_responses(big, _SgdRecord({1e-2: 0.02, 1e-3: 0.0}))
+    assert sorted(sizes) == [1e-3, 1e-2, 0.1]
+    part = sgd_part(sizes)
+    assert (part.judged_at, part.checked_against, part.rate_free) == (1e-3, 1e-2, True)
+    assert part.word == REPRODUCED and part.words[0.1] == CONTRADICTED
+    assert all(k == pytest.approx(0.25) for k in part.exponents[0.1])
+    # growing at every small rate: contradicted, as the large rate says
+    assert sgd_part(sgd_responses(big, _SgdRecord({1e-2: 0.3, 1e-3: 0.3}))).word == \
+        CONTRADICTED
+    # the exponent still moves with the rate: no linear regime reached, not testable
+    moving = sgd_part(sgd_responses(_SgdRecord({1e-2: 0.3, 1e-3: 0.0})))
+    assert not moving.rate_free and moving.word == NOT_TESTABLE
+    with pytest.raises(ValueError, match="two rates"):
+        sgd_part(sgd_responses(big))
+    with pytest.raises(ValueError, match="twice"):
+        sgd_responses(big, big)
+
+
+def test_init_response_sgd_quick_record_reads_as_rates():
+    """The quick ``init_response_sgd`` stores only its SGD steps, one per rate, smaller at
+    the smaller rate; ``sgd_responses`` reads them by rate."""
+    from depthnotes.experiments.ch4 import SGD_RESPONSE_LRS
+    from depthnotes.experiments.records import Record, run_experiment
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.verdicts.ch5_fixes import sgd_responses
+
+    rec = Record.from_dict(run_experiment(get_experiment("init_response_sgd", True),
+                                          workers=1))
+    probes = rec.run(rec.arms[0], 0)["probes"]
+    assert "sensitivity" not in probes and "sgd_update" not in probes
+    got = sgd_responses(rec)
+    assert sorted(got) == sorted(SGD_RESPONSE_LRS)
+    small, large = (got[lr]["DeepNorm"][3] for lr in sorted(SGD_RESPONSE_LRS))
+    assert all(0 < a < b for a, b in zip(small, large))
+
+
 def test_c11_word_needs_the_plain_stream_to_grow_and_the_scaled_ones_not_to():
     from depthnotes.verdicts.ch5_fixes import scaled_start_word
 

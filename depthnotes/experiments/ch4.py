@@ -184,3 +184,39 @@ def init_response_depth(quick: bool = False) -> Experiment:
         measures=("per model at initialisation: output sensitivity; first update after "
                   "one SGD step and after Adam's first step at three rates"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: The smaller plain-SGD rates ``init_response_sgd`` adds to ``init_response_depth``'s 0.1.
+SGD_RESPONSE_LRS = (1e-2, 1e-3)
+
+
+@register
+def init_response_sgd(quick: bool = False) -> Experiment:
+    from depthnotes.experiments.ch5 import thin_config      # the chapters' one thin shape
+
+    depths = (1, 2, 3) if quick else (6, 24, 96, 200, 500, 1000)
+    size = {"batch_size": 2, "context": 16} if quick else {"batch_size": 8, "context": 64}
+    # as in init_response_depth: the record's own training is a formality, the probe the point
+    recipe = TrainConfig(steps=1, lr=1e-3, warmup_steps=0, decay="constant",
+                         grad_clip=None, eval_every=0, eval_batches=1, eval_seed=0, **size)
+    probe = {"name": "init_response", **size, "eps": None, "sgd_lr": None,
+             "adam_lrs": [], "sgd_lrs": list(SGD_RESPONSE_LRS)}
+    arms = tuple(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
+                     {"family": family, "short": short, "norm": norm, "init": init,
+                      "n_layer": L, "probe": probe})
+                 for L in depths for family, short, norm, init in RESPONSE_FAMILIES
+                 if family in RESPONSE_DEEP_FAMILIES)
+    return Experiment(
+        name="init_response_sgd", quick=quick,
+        description=(
+            "Chapter 5 (C12): the first update after one plain SGD step, "
+            "||F(x; theta_1) - F(x; theta_0)||, at two rates smaller than "
+            "init_response_depth's 0.1: 1e-2 and 1e-3, for post-norm with Xavier init, "
+            "pre-norm with Xavier init and DeepNorm at L = 6, 24, 96, 200, 500 and 1,000 "
+            "blocks of the thin shape, each step on a copy of the untrained model with "
+            "init_response_depth's batch and probe batch (8 x 64 held-out characters). At a "
+            "small enough rate the step's effect is linear in the gradient, so its growth "
+            "with depth is the gradient's; at 0.1 it need not be. The record's own training "
+            "(one Adam step) is a formality. 3 seeds per arm (54 runs)."),
+        measures="per model at initialisation: first update after one SGD step at two rates",
+        data="python_topics", arms=arms, seeds=(0, 1, 2))

@@ -4,6 +4,8 @@ stack uses its layers, and DeepNorm at depth, up to 1,000 layers.
 
 from __future__ import annotations
 
+import dataclasses
+
 from depthnotes.core.config import ModelConfig
 from depthnotes.training.loop import TrainConfig
 from depthnotes.experiments.spec import Arm, Experiment, register
@@ -389,6 +391,91 @@ def fixes_at_48_edges(quick: bool = False) -> Experiment:
         data="python_topics",
         arms=_arms_48(EDGES_48_PROBED, quick, probe) + _arms_48(EDGES_48, quick, None),
         seeds=(0, 1, 2))
+
+
+#: Post-norm with N(0, 0.02²) on every matrix (chapter 4's "post N", which trains at every
+#: depth there) at L = 48 (``fixes_at_48_small_init``): the fair baseline for pre-norm with
+#: GPT-2's init (C9a), and a control for C10's removal part that trains under the recipe of
+#: ``fixes_at_48``'s pre-norm; four rates so that the grid can bracket its best.
+SMALL_INIT_48 = (("post-norm, N(0, 0.02²)", "post N", "post", "normal",
+                  (3e-4, 1e-3, 3e-3, 1e-2)),)
+
+
+@register
+def fixes_at_48_small_init(quick: bool = False) -> Experiment:
+    return Experiment(
+        name="fixes_at_48_small_init", quick=quick,
+        description=(
+            "Chapter 5 (C9a, C10): post-norm with N(0, 0.02²) on every matrix (GPT-2's "
+            "small init without its 1/sqrt(2L) on the projections; chapter 4's 'post N') at "
+            "48 blocks of the thin shape, with fixes_at_48's recipe, validation text and "
+            "per-block probe, at peak rates 3e-4, 1e-3, 3e-3 and 1e-2. 3 seeds per arm "
+            "(12 runs)."),
+        measures=("training loss per step; validation loss every 50 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run); per block, "
+                  "untrained and trained: relative contribution and loss rise when removed"),
+        data="python_topics", arms=_arms_48(SMALL_INIT_48, quick, _probe_48(quick)),
+        seeds=(0, 1, 2))
+
+
+#: The one change ``deepnorm_at_48_long`` makes to ``_recipe_48``: three times the steps and
+#: the warm-up, validation every 150 steps (at 150 steps DeepNorm left the plateau on 1-2 of
+#: 3 seeds at 1e-3 and 3e-3, and was still falling on all three at 3e-4).
+LONG_48 = {"steps": 450, "warmup_steps": 45, "eval_every": 150}
+#: Its families: DeepNorm, beta only (post-norm with DeepNorm's init) and the baseline both
+#: are judged against, Xavier post-norm, each at three rates about 3x apart. Alpha only is
+#: left out for the budget (it stalled at every rate from 1e-3 at 150 steps).
+LONG_FAMILIES_48 = (
+    ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (3e-4, 1e-3, 3e-3)),
+    ("beta only", "beta", "post", "deepnorm", (3e-4, 1e-3, 3e-3)),
+    ("post-norm, Xavier", "post X", "post", "xavier", (3e-4, 1e-3, 3e-3)),
+)
+
+
+@register
+def deepnorm_at_48_long(quick: bool = False) -> Experiment:
+    long = {} if quick else LONG_48
+    arms = tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
+                 for a in _arms_48(LONG_FAMILIES_48, quick, None))
+    return Experiment(
+        name="deepnorm_at_48_long", quick=quick,
+        description=(
+            "Chapter 5 (C12): a recipe where DeepNorm can train every seed at 48 blocks, for "
+            "the positive control of the alpha/beta split. fixes_at_48's recipe with one "
+            "change: 450 steps instead of 150, 45 warm-up steps, validation every 150 steps "
+            "(the same 24 batches of 8 x 64 held-out characters for every run). Families: "
+            "DeepNorm, beta only (DeepNet's beta-scaled init in a plain post-norm stack) and "
+            "post-norm with Xavier init, each at peak rates 3e-4, 1e-3 and 3e-3. 3 seeds "
+            "per arm (27 runs). CPU estimate about 36 minutes (about 80 s per run). Cut: "
+            "alpha only (stalled at every rate from 1e-3 at 150 steps), one depth."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The rates added to ``deepnorm_at_48_long`` where a family's best was not bracketed
+#: (``deepnorm_at_48_long_edges``): beta only was best at 3e-4, the lowest rate; DeepNorm's
+#: highest rate, 3e-3, was within noise of its best (one seed ended lowest of all, two stalled).
+LONG_EDGES_48 = (("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (1e-2,)),
+                 ("beta only", "beta", "post", "deepnorm", (1e-4,)))
+
+
+@register
+def deepnorm_at_48_long_edges(quick: bool = False) -> Experiment:
+    long = {} if quick else LONG_48
+    arms = tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
+                 for a in _arms_48(LONG_EDGES_48, quick, None))
+    return Experiment(
+        name="deepnorm_at_48_long_edges", quick=quick,
+        description=(
+            "Chapter 5 (C12): the rates deepnorm_at_48_long's grids missed, with its "
+            "recipe and validation text at 48 blocks: DeepNorm at peak rate 1e-2 (its "
+            "highest rate, 3e-3, was within noise of its best) and beta only (DeepNet's "
+            "beta-scaled init in a plain post-norm stack) at 1e-4 (its best sat at the "
+            "grid's lowest rate, 3e-4). 3 seeds per arm (6 runs)."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's

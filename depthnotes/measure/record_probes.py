@@ -56,7 +56,8 @@ PROBE_SEED = 0
 #: What each probe stores in a run's ``"probes"``.
 PROBE_KEYS = {
     "update_size": ("update_steps", "update_size"),
-    "init_response": ("sensitivity", "sgd_update", "adam_lrs", "adam_update"),
+    "init_response": ("sensitivity", "sgd_update", "adam_lrs", "adam_update", "sgd_lrs",
+                      "sgd_updates"),
     "layer_use": ("contribution_init", f"{REMOVAL_COST}_init", "loss_init",
                   "contribution", REMOVAL_COST, "loss"),
 }
@@ -131,24 +132,41 @@ class InitResponseProbe:
     (``probes.first_update_size``) of one plain SGD step at ``sgd_lr`` and of Adam's first
     step at each rate of ``adam_lrs``. Every step is taken on a copy of the untrained model,
     all with the same batch (held-out text, the probes' seed), and measured on the same
-    probe batch; the model the run then trains is untouched."""
+    probe batch; the model the run then trains is untouched.
+
+    ``sgd_lrs`` (a list of rates, default none) adds plain SGD steps at more rates, stored as
+    ``"sgd_lrs"`` and ``"sgd_updates"``: one finite rate cannot tell the gradient's scaling
+    with depth from the step's own nonlinearity, a second, smaller one can (C12). Setting
+    ``eps``, ``sgd_lr`` to None and ``adam_lrs`` to ``[]`` leaves those measurements out (a
+    record that needs only the extra SGD rates pays for nothing else); the defaults measure
+    what ``init_response_depth`` stored, so that record still matches its definition."""
 
     on_step = None                                       # all of it is measured at init
 
     def __init__(self, model, corpus, batch_size: int = 8, context: int = 64,
-                 eps: float = 1e-3, sgd_lr: float = 0.1, adam_lrs=(1e-3,)):
+                 eps: float | None = 1e-3, sgd_lr: float | None = 0.1, adam_lrs=(1e-3,),
+                 sgd_lrs=()):
         from depthnotes.measure.probes import first_update_size, output_sensitivity
 
         (x, _), (xs, ys) = probe_batches(corpus, 2, batch_size, context)
         self.adam_lrs = [float(lr) for lr in adam_lrs]
-        self.sensitivity = output_sensitivity(model, x, eps=eps, seed=PROBE_SEED)
-        self.sgd = first_update_size(model, xs, ys, x, lr=sgd_lr, optimizer="sgd")
+        self.sgd_lrs = [float(lr) for lr in sgd_lrs]
+        self.sensitivity = (None if eps is None else
+                            output_sensitivity(model, x, eps=eps, seed=PROBE_SEED))
+        self.sgd = (None if sgd_lr is None else
+                    first_update_size(model, xs, ys, x, lr=sgd_lr, optimizer="sgd"))
         self.adam = [first_update_size(model, xs, ys, x, lr=lr, optimizer="adam")
                      for lr in self.adam_lrs]
+        self.sgd_more = [first_update_size(model, xs, ys, x, lr=lr, optimizer="sgd")
+                         for lr in self.sgd_lrs]
 
     def result(self, model) -> dict:
-        return {"sensitivity": self.sensitivity, "sgd_update": self.sgd,
-                "adam_lrs": self.adam_lrs, "adam_update": self.adam}
+        out = {"sensitivity": self.sensitivity, "sgd_update": self.sgd,
+               "adam_lrs": self.adam_lrs, "adam_update": self.adam}
+        out = {k: v for k, v in out.items() if v is not None}
+        if self.sgd_lrs:
+            out.update(sgd_lrs=self.sgd_lrs, sgd_updates=self.sgd_more)
+        return out
 
 
 PROBES = {"update_size": UpdateSizeProbe, "layer_use": LayerUseProbe,

@@ -13,7 +13,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
 * C9, depth and C12, training (``depth_verdict``): at each depth, two families' final
   validation losses compared, each family at its best rate; the claimed family must train
   (every seed) and be clearly better. One word per depth; the claim's word combines them
-  (``evidence.combine``: at every depth reproduced, at some reproduced in part).
+  (``evidence.combine``: at every depth reproduced, at some reproduced in part). At 48
+  blocks the baseline is the post-norm arm with the same init family: Xavier post-norm for
+  Xavier pre-norm (the arms differ in the norm's place only), post-norm with N(0, 0.02²) on
+  every matrix for pre-norm with GPT-2's init (``fixes_at_48_small_init``; the arms differ in
+  the norm's place and GPT-2's 1/sqrt(2L) on the two projections into the stream).
 * C9, recipe (``recipe_verdict``, on ``prenorm_vs_postnorm_shallow``, at depths where
   post-norm trains). A norm's *tolerance* is the highest peak rate of the grid at which it
   trains with every seed (``top_trainable``). *Larger rates*: without warm-up, pre-norm's
@@ -27,7 +31,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   builds the first features from a small embedding and is left out) compared with the same
   model untrained. *Removal* (``layer_use_control``): in the trained pre-norm model a late
   block's removal cost over an early block's must be clearly below the same ratio in a
-  post-norm-family stack (DeepNorm) trained with the same recipe. Removing a late block of a
+  post-norm-family stack trained with the same recipe: DeepNorm on the first 48-block
+  records, since 2026-12-05 post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the
+  150-step recipe of pre-norm's probed runs; chosen before that record was read). Removing a late block of a
   trained pre-norm stack costs less than removing an early one almost whatever the model
   learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
   comparison; it needs a control that trained (every seed) and early blocks whose removal
@@ -35,7 +41,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
-  testable). Each half is also compared with full DeepNorm (shown beside the word).
+  testable). Each half is also compared with full DeepNorm (shown beside the word). Beta only
+  is judged on ``RECORDS_48_LONG`` (450 steps), alpha only, not run there, on the 150-step
+  records.
 * C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
   smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
   (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
@@ -43,7 +51,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   depth (contradicted). The exponents alone are not the whole story: each token's output
   leaves a LayerNorm with length about sqrt(d), so an update (the distance between two such
   vectors) is at most 2 sqrt(d); an update near that size at every depth has an exponent
-  near zero too.
+  near zero too. The SGD setting is judged over several rates (``sgd_part``): at the smallest
+  rate, provided its exponent does not depend on the rate (every seed within
+  ``FLAT_EXPONENT`` of the next rate's), else not testable.
 """
 
 from __future__ import annotations
@@ -66,11 +76,15 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
 #: The records of the 48-block comparisons, one recipe and one validation text for every run:
 #: the chapter reads them as one grid (``records.combine_records``), so that every family is
 #: scored at its best rate over all of them.
-RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges")
+RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges",
+              "fixes_at_48_small_init")
+#: The 450-step records at 48 blocks (beta only and its control), read as one grid likewise.
+RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
-           "prenorm_layer_use", "init_response_depth", "deepnorm_1000_layers")
+           *RECORDS_48_LONG, "prenorm_layer_use", "init_response_depth",
+           "init_response_sgd", "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
@@ -433,7 +447,7 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RunOutcome", "run_outcome", "depth_comparison",
+           "RECORDS_48", "RECORDS_48_LONG", "RunOutcome", "run_outcome", "depth_comparison",
            "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
@@ -633,6 +647,71 @@ def update_parts(record, family: str = "DeepNorm") -> list[BoundedPart]:
 
 
 __all__ += ["UPDATE_SETTINGS", "BoundedPart", "update_parts"]
+
+
+# -- C12's SGD part over several rates (init_response_depth and init_response_sgd) -----------
+def sgd_responses(*records) -> dict[float, dict[str, dict[int, list[float]]]]:
+    """``{lr: {family: {L: [first update per seed]}}}`` of every plain SGD step the records'
+    ``init_response`` probes took: ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate
+    of ``sgd_lrs`` (``init_response_sgd``). A rate measured twice for one arm is an error."""
+    out: dict[float, dict[str, dict[int, list[float]]]] = {}
+    for record in records:
+        for arm in record.arms:
+            info = record.arm(arm)["info"]
+            spec = info["probe"]
+            # (rate, how to read it from a run's probes)
+            steps = ([(float(spec["sgd_lr"]), lambda p: p["sgd_update"])]
+                     if spec.get("sgd_lr") is not None else [])
+            steps += [(float(lr), lambda p, j=j: p["sgd_updates"][j])
+                      for j, lr in enumerate(spec.get("sgd_lrs", ()))]
+            for lr, read in steps:
+                vals = [float(read(record.run(arm, seed)["probes"]))
+                        for seed in record.seeds]
+                by_L = out.setdefault(lr, {}).setdefault(info["family"], {})
+                if info["n_layer"] in by_L:
+                    raise ValueError(f"SGD rate {lr:g} measured twice for {info['family']} "
+                                     f"at L = {info['n_layer']}")
+                by_L[info["n_layer"]] = vals
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class SgdPart:
+    """C12's SGD part over several rates (``sgd_part``): the word; per rate, DeepNorm's
+    per-seed exponents and their own ``bounded_word``; the rate judged (the smallest) and the
+    next one, and whether the exponent there does not depend on the rate (``rate_free``)."""
+
+    word: str
+    exponents: dict                     # {lr: per-seed exponents over every depth}
+    words: dict                         # {lr: bounded_word of those exponents}
+    judged_at: float                    # the smallest rate
+    checked_against: float              # the next smallest rate
+    rate_free: bool                     # every seed's exponent within FLAT_EXPONENT there
+
+
+def sgd_part(sizes: dict[float, dict[str, dict[int, list[float]]]],
+             family: str = "DeepNorm") -> SgdPart:
+    """C12's SGD rule (module docstring) on ``sgd_responses``: ``family``'s first update
+    fitted against L per seed at each rate (``update_exponents``, every depth measured at
+    every rate). The word is the smallest rate's ``bounded_word`` when its exponent does not
+    depend on the rate, every seed's within ``FLAT_EXPONENT`` of its exponent at the next
+    smallest rate (the step is then in its linear regime, where the update is the rate times
+    the gradient's effect and its exponent the gradient's); else not testable here (no rate
+    small enough was measured). Written on 2026-12-05 before ``init_response_sgd`` ran."""
+    if len(sizes) < 2:
+        raise ValueError(f"sgd_part needs two rates or more, got {sorted(sizes)}")
+    depths = sorted(set.intersection(*(set(by[family]) for by in sizes.values())))
+    exps = {lr: tuple(update_exponents({family: {L: by[family][L] for L in depths}})[family])
+            for lr, by in sizes.items()}
+    words = {lr: bounded_word(list(k)) for lr, k in exps.items()}
+    low, nxt = sorted(sizes)[:2]
+    rate_free = all(math.isfinite(a) and math.isfinite(b) and abs(a - b) <= FLAT_EXPONENT
+                    for a, b in zip(exps[low], exps[nxt]))
+    return SgdPart(words[low] if rate_free else NOT_TESTABLE, exps, words, low, nxt,
+                   rate_free)
+
+
+__all__ += ["sgd_responses", "SgdPart", "sgd_part"]
 
 
 # -- C11: scaled branches start the model near the identity ------------------------------------
