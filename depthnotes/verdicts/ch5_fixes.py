@@ -128,6 +128,24 @@ def run_outcome(record, arm: str, seed: int, baseline: float,
     return RunOutcome(status, float(final["eval_loss"]), None)
 
 
+def rate_outcomes(record, family: str, n_layer: int, baseline: float,
+                  margin: float = UNIGRAM_MARGIN) -> dict[float, DepthOutcome]:
+    """``{peak rate: DepthOutcome}`` of one family at one depth, every rate of its grid, rates
+    ascending: ``depth_outcomes`` keeps only the best rate's runs, and a page that says what
+    happens at another rate (a tied one, or the rate another arm was best at) reads it here, by
+    the same rule (chapter 4's statuses, the same ceiling for a diverged run)."""
+    from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, arm_outcome
+
+    rows = [arm_outcome(record, arm, baseline, margin, FLAT_SLOPE) for arm in record.arms
+            if record.arm(arm)["info"]["family"] == family
+            and record.arm(arm)["info"]["n_layer"] == n_layer]
+    if not rows:
+        raise KeyError(f"no arm of family {family!r} at n_layer={n_layer}")
+    if len({r.lr for r in rows}) != len(rows):
+        raise ValueError(f"family {family!r} has two arms at one rate at n_layer={n_layer}")
+    return {r.lr: r for r in sorted(rows, key=lambda r: r.lr)}
+
+
 # -- C9 and C12: two families at each depth -----------------------------------------------------
 def depth_comparison(outcomes: dict[str, list[DepthOutcome]], a: str, b: str,
                      n_layer: int) -> Ranking:
