@@ -33,7 +33,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   block's removal cost over an early block's must be clearly below the same ratio in a
   post-norm-family stack trained with the same recipe: DeepNorm on the first 48-block
   records, since 2026-12-05 post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the
-  150-step recipe of pre-norm's probed runs; chosen before that record was read). Removing a late block of a
+  150-step recipe of pre-norm's probed runs; chosen while that record ran, before it was
+  read; no control on that recipe can make the part testable, since removing an early
+  pre-norm block there lowers the loss). Removing a late block of a
   trained pre-norm stack costs less than removing an early one almost whatever the model
   learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
   comparison; it needs a control that trained (every seed) and early blocks whose removal
