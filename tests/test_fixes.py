@@ -10,7 +10,7 @@ import torch
 from depthnotes import ModelConfig, Transformer
 from depthnotes.verdicts.ch5_fixes import (LayerUse, depth_verdict, grid_cells, layer_use,
                                            layer_use_verdict, recipe_depths, recipe_verdict,
-                                           top_trainable,
+                                           rate_outcomes, top_trainable,
                                            run_outcome, update_exponents,
                                            update_sizes, update_verdict)
 from depthnotes.measure.record_probes import (OLD_REMOVAL_COST, PROBE_KEYS, REMOVAL_COST,
@@ -245,6 +245,20 @@ def test_depth_verdict_not_testable_without_a_bracketed_rate():
     assert v.comparisons[48].clear                       # clear, but at one rate each
     assert v.words == {48: NOT_TESTABLE} and v.word == NOT_TESTABLE and v.holds == ()
     assert v.unbracketed == {48: ("deep", "post")}       # neither grid brackets its best
+
+
+def test_rate_outcomes_give_every_rate_by_the_same_rule():
+    rec = depth_record({("deep", 48): OK, ("post", 48): BAD})
+    rows = rate_outcomes(rec, "deep", 48, BASE)
+    assert list(rows) == list(GRID)                       # every rate, ascending
+    best = depth_outcomes(rec, BASE, 0.25)["deep"][0]
+    assert rows[best.lr].seeds.values == best.seeds.values
+    assert rows[best.lr].statuses == ("trained",) * 3
+    # 0.3 worse at the other rates: 2.7 to 2.8, still trained
+    assert all(rows[lr].seeds.mean > best.seeds.mean for lr in GRID if lr != best.lr)
+    assert rate_outcomes(rec, "post", 48, BASE)[1e-3].statuses == ("stalled",) * 3
+    with pytest.raises(KeyError):
+        rate_outcomes(rec, "deep", 200, BASE)
 
 
 def use(ratio, ratio_init, skip_late, skip_early):

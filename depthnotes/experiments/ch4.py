@@ -210,7 +210,9 @@ def init_response_sgd(quick: bool = False) -> Experiment:
         name="init_response_sgd", quick=quick,
         description=(
             "Chapter 5 (C12): the first update after one plain SGD step, "
-            "||F(x; theta_1) - F(x; theta_0)||, at two rates smaller than "
+            "||F(x; theta_1) - F(x; theta_0)|| with F the final hidden state and every "
+            "parameter stepped (embeddings, LayerNorms, biases, every matrix), at two rates "
+            "smaller than "
             "init_response_depth's 0.1: 1e-2 and 1e-3, for post-norm with Xavier init, "
             "pre-norm with Xavier init and DeepNorm at L = 6, 24, 96, 200, 500 and 1,000 "
             "blocks of the thin shape, each step on a copy of the untrained model with "

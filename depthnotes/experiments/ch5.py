@@ -406,7 +406,8 @@ def fixes_at_48_small_init(quick: bool = False) -> Experiment:
     return Experiment(
         name="fixes_at_48_small_init", quick=quick,
         description=(
-            "Chapter 5 (C9a, C10): post-norm with N(0, 0.02²) on every matrix (GPT-2's "
+            "Chapter 5 (C9a's GPT-2 piece: its baseline; tried as C10's removal control): "
+            "post-norm with N(0, 0.02²) on every matrix (GPT-2's "
             "small init without its 1/sqrt(2L) on the projections; chapter 4's 'post N') at "
             "48 blocks of the thin shape, with fixes_at_48's recipe, validation text and "
             "per-block probe, at peak rates 3e-4, 1e-3, 3e-3 and 1e-2. 3 seeds per arm "
@@ -446,7 +447,8 @@ def deepnorm_at_48_long(quick: bool = False) -> Experiment:
             "(the same 24 batches of 8 x 64 held-out characters for every run). Families: "
             "DeepNorm, beta only (DeepNet's beta-scaled init in a plain post-norm stack) and "
             "post-norm with Xavier init, each at peak rates 3e-4, 1e-3 and 3e-3. 3 seeds "
-            "per arm (27 runs). CPU estimate about 36 minutes (about 80 s per run). Cut: "
+            "per arm (27 runs). It took 80.9 CPU-minutes (about 3 min per run, beside other "
+            "records). Cut: "
             "alpha only (stalled at every rate from 1e-3 at 150 steps), one depth."),
         measures=("training loss per step; validation loss every 150 steps (the same 24 "
                   "batches of 8 x 64 held-out characters for every run)"),

@@ -257,11 +257,10 @@ FINDINGS: dict[str, Finding] = {
                                 "pre-norm ends {c9x_gap} nats below Xavier post-norm (seeds "
                                 "{c9x_range}), which stalls at every rate.", REPRODUCED),
     "C9a 48 blocks, GPT-2 init": _F("48 blocks, GPT-2 init", "Pre-norm with GPT-2's init ends "
-                                    "{c9g_gap} nats below post-norm with N(0, 0.02²) (seeds "
-                                    "{c9g_range} against {c9n_range}), which left the "
-                                    "plateau on {c9n_trained} of 3 seeds in {c9_steps48} "
-                                    "steps: it trains sooner, not shown to end lower.",
-                                    REPRODUCED),
+                                    "{c9g_gap} nats below post-norm with N(0, 0.02²) at its "
+                                    "best rate, {c9n_lr}; at the tied {c9n_lr2}, "
+                                    "{c9g_verdict2}. That baseline lacks GPT-2's 1/√(2L) on "
+                                    "the output projections.", REPRODUCED),
     "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
                              "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
@@ -272,17 +271,18 @@ FINDINGS: dict[str, Finding] = {
                            "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
                            "the early blocks'.", NOT_SHOWN),
     "C10 removal": _F("removal", "Removing a late block of a trained pre-norm stack costs "
-                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control, "
+                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control tried, "
                       "small-init post-norm, trained on {c10c_ctl_trained} of {c10c_seeds} "
                       "seeds in {c9_steps48} steps, where removing an early pre-norm block "
                       "lowers the loss.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
-                          "One SGD step at lr {c12_sgd_lr_small}, where it is linear, moves "
-                          "DeepNorm's output like L^k, k = {c12_k_sgd} over {c12_Lmin}–"
-                          "{c12_Lmax} blocks (at {c12_sgd_lr}: {c12_k_sgd_big}): flat to "
-                          "{c12_part_L} ({c12_k_sgd_part}), then rising.", CONTRADICTED),
+                          "One SGD step of the whole model at lr {c12_sgd_lr_small} (linear "
+                          "there) moves DeepNorm's final hidden state like L^k, k = "
+                          "{c12_k_sgd} over {c12_Lmin}–{c12_Lmax} blocks: flat to "
+                          "{c12_part_L} ({c12_k_sgd_part}), then rising to "
+                          "{c12_sgd_deepest}.", CONTRADICTED),
     "C12 update, Adam": _F("update, Adam", "Adam's first step at a fixed rate moves it like "
                                            "L^k, k = {c12_k_adam}: every weight moves by the "
                                            "rate whatever its gradient (an extension "
@@ -301,10 +301,11 @@ FINDINGS: dict[str, Finding] = {
                          "({c12h_deep}) is not clearly below post-norm ({c9_post48}), so no "
                          "half can be credited; alpha only stalls at {c12h_alpha} (not run "
                          "on the longer recipe).", NOT_TESTABLE),
-    "C12 beta only": _F("beta only", "In {c12l_steps} steps at 48 blocks beta only ends at "
-                        "{c12h_beta} (seeds {c12h_beta_range}), clearly below Xavier "
-                        "post-norm ({c12l_post}) and {c12l_beta_gap} nats above full "
-                        "DeepNorm ({c12l_deep}).", REPRODUCED),
+    "C12 beta only": _F("beta only", "At 48 blocks, {c12l_steps} steps, beta only lets "
+                        "post-norm train: {c12h_beta} against Xavier post-norm's "
+                        "{c12l_post}. DeepNorm's lower {c12l_deep} is at {c12l_deep_lr}, "
+                        "where beta only trained on {c12s_hi_b} of 3 seeds; at "
+                        "{c12s_lo_lr} it ends {c12s_lo_below} below DeepNorm.", REPRODUCED),
     "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
                               "their neighbours' (cosine {c13_cos_span}, untrained at most "
                               "{c13_untrained_cos}).", REPRODUCED),

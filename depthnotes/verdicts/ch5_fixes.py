@@ -33,7 +33,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   block's removal cost over an early block's must be clearly below the same ratio in a
   post-norm-family stack trained with the same recipe: DeepNorm on the first 48-block
   records, since 2026-12-05 post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the
-  150-step recipe of pre-norm's probed runs; chosen before that record was read). Removing a late block of a
+  150-step recipe of pre-norm's probed runs; chosen while that record ran, before it was
+  read; no control on that recipe can make the part testable, since removing an early
+  pre-norm block there lowers the loss). Removing a late block of a
   trained pre-norm stack costs less than removing an early one almost whatever the model
   learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
   comparison; it needs a control that trained (every seed) and early blocks whose removal
@@ -126,6 +128,24 @@ def run_outcome(record, arm: str, seed: int, baseline: float,
     if status == DIVERGED:
         return RunOutcome(status, None, final["diverged_at"])
     return RunOutcome(status, float(final["eval_loss"]), None)
+
+
+def rate_outcomes(record, family: str, n_layer: int, baseline: float,
+                  margin: float = UNIGRAM_MARGIN) -> dict[float, DepthOutcome]:
+    """``{peak rate: DepthOutcome}`` of one family at one depth, every rate of its grid, rates
+    ascending: ``depth_outcomes`` keeps only the best rate's runs, and a page that says what
+    happens at another rate (a tied one, or the rate another arm was best at) reads it here, by
+    the same rule (chapter 4's statuses, the same ceiling for a diverged run)."""
+    from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, arm_outcome
+
+    rows = [arm_outcome(record, arm, baseline, margin, FLAT_SLOPE) for arm in record.arms
+            if record.arm(arm)["info"]["family"] == family
+            and record.arm(arm)["info"]["n_layer"] == n_layer]
+    if not rows:
+        raise KeyError(f"no arm of family {family!r} at n_layer={n_layer}")
+    if len({r.lr for r in rows}) != len(rows):
+        raise ValueError(f"family {family!r} has two arms at one rate at n_layer={n_layer}")
+    return {r.lr: r for r in sorted(rows, key=lambda r: r.lr)}
 
 
 # -- C9 and C12: two families at each depth -----------------------------------------------------
