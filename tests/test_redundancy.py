@@ -394,3 +394,25 @@ def test_half_against_scratch_compares_the_better_rule_with_the_worse_shallow_st
     assert d.a.values == (1.6, 1.6, 1.6) and d.b.values == (1.05, 1.06, 1.07)
     c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.55, 1.65, 1.6]}))
     assert not half_against_scratch(c, c.depths[0]).clear        # inside the spread
+
+
+# -- the rate grid (layer_pruning_rates) --------------------------------------------------------
+@pytest.mark.parametrize("quick", [True, False])
+def test_layer_pruning_rates_is_layer_pruning_at_other_rates(quick):
+    """One definition: every arm of layer_pruning_rates is one of layer_pruning's, field for
+    field (model, recipe, probes, held-out text), but for the rate and the name's suffix; the
+    two records together give every arm three rates, 2x apart."""
+    from depthnotes.experiments.ch6 import PRUNE_LR, PRUNE_OTHER_RATES, prune_rate_suffix
+    from depthnotes.experiments.registry import get_experiment
+
+    base = get_experiment("layer_pruning", quick=quick)
+    rates = get_experiment("layer_pruning_rates", quick=quick)
+    assert sorted((PRUNE_LR, *PRUNE_OTHER_RATES)) == [PRUNE_LR / 2, PRUNE_LR, PRUNE_LR * 2]
+    assert rates.seeds == base.seeds and rates.data == base.data
+    assert len(rates.arms) == len(PRUNE_OTHER_RATES) * len(base.arms)
+    by_name = {a.name: a for a in rates.arms}
+    for lr in PRUNE_OTHER_RATES:
+        for a in base.arms:
+            b = by_name[a.name + prune_rate_suffix(lr)]
+            assert b.model == a.model and b.recipe == a.recipe.replace(lr=lr)
+            assert b.info == {**a.info, "lr": lr} and b.recipe.eval_seed is not None
