@@ -221,10 +221,11 @@ def judge_pruning(record) -> PruningCheck:
 class PruningGrid:
     """``layer_pruning``'s arms over a grid of peak rates (its own and those of the records
     that add rates): per arm, keyed (role, n_layer), its runs' finals at every rate, and its
-    best rate by validation loss (``evidence.best_rate``)."""
+    best rate by validation loss (``evidence.best_rate``), and the losses it was picked from."""
 
     arms: dict      # {(role, n_layer): {lr: (info, finals per seed)}}
     picks: dict     # {(role, n_layer): RatePick}
+    values: dict    # {(role, n_layer): {lr: the metric per seed, None where it diverged}}
 
     @property
     def rates(self) -> tuple[float, ...]:
@@ -255,11 +256,11 @@ def pruning_grid(*records, metric: str = "eval_loss") -> PruningGrid:
                 raise ValueError(f"two arms {key} at lr {lr:g}")
             runs = [record.run(name, s)["final"] for s in record.seeds]
             arms.setdefault(key, {})[lr] = (arm["info"], runs)
-            values.setdefault(key, {})[lr] = [r[metric] for r in runs]
+            values.setdefault(key, {})[lr] = tuple(r[metric] for r in runs)
             if any(v is None for v in values[key][lr]):
                 ceiling = loss_ceiling(record, name)
     picks = {k: best_rate(v, margin=LOSS_MARGIN, ceiling=ceiling) for k, v in values.items()}
-    return PruningGrid(arms, picks)
+    return PruningGrid(arms, picks, values)
 
 
 def judge_pruning_at_best(grid: PruningGrid) -> PruningCheck:
