@@ -221,24 +221,28 @@ def test_gromov_and_shortgpt_remove_the_blocks_that_do_nothing_first():
         gromov_prune_losses(model, x, y, max_removed=8)
 
 
-def _pruning_record(curves, scratch):
+def _pruning_record(curves, scratch, lr=4e-3, evals=None):
     """A layer_pruning-like record: per pruned depth, per seed, one loss curve for both
-    protocols; controls with their full loss."""
+    protocols; controls with their full loss; every arm at peak ``lr``, with per-seed
+    validation losses ``evals[L]`` (default: the probe batch's full loss)."""
     from depthnotes.experiments.records import Record
 
+    evals = evals or {}
     arms, runs = [], []
     for L, per_seed in curves.items():
-        name = f"L={L} pruned"
-        arms.append({"name": name, "model": {}, "recipe": {},
+        name = f"L={L} pruned lr {lr:g}"
+        arms.append({"name": name, "model": {"vocab_size": 65}, "recipe": {"lr": lr},
                      "info": {"n_layer": L, "role": "pruned"}})
         runs += [{"arm": name, "seed": s, "final": {"gromov_prune_losses": c,
-                                                     "shortgpt_prune_losses": c}}
+                                                     "shortgpt_prune_losses": c,
+                                                     "eval_loss": evals.get(L, [c[0]] * 9)[s]}}
                  for s, c in enumerate(per_seed)]
     for L, losses in scratch.items():
-        name = f"L={L} from scratch"
-        arms.append({"name": name, "model": {}, "recipe": {},
+        name = f"L={L} from scratch lr {lr:g}"
+        arms.append({"name": name, "model": {"vocab_size": 65}, "recipe": {"lr": lr},
                      "info": {"n_layer": L, "role": "control"}})
-        runs += [{"arm": name, "seed": s, "final": {"drop_last_losses": [v, v + 1]}}
+        runs += [{"arm": name, "seed": s, "final": {"drop_last_losses": [v, v + 1],
+                                                     "eval_loss": evals.get(L, losses)[s]}}
                  for s, v in enumerate(losses)]
     return Record(name="x", quick=True, description="", measures="", command="",
                   config={"arms": arms, "seeds": list(range(len(losses))), "data": {}},
@@ -394,3 +398,84 @@ def test_half_against_scratch_compares_the_better_rule_with_the_worse_shallow_st
     assert d.a.values == (1.6, 1.6, 1.6) and d.b.values == (1.05, 1.06, 1.07)
     c = judge_pruning(_pruning_record({10: [curve] * 3}, {5: [1.55, 1.65, 1.6]}))
     assert not half_against_scratch(c, c.depths[0]).clear        # inside the spread
+
+
+# -- the rate grid (layer_pruning_rates) --------------------------------------------------------
+@pytest.mark.parametrize("quick", [True, False])
+def test_layer_pruning_rates_is_layer_pruning_at_other_rates(quick):
+    """One definition: every arm of layer_pruning_rates is one of layer_pruning's, field for
+    field (model, recipe, probes, held-out text), but for the rate and the name's suffix; the
+    two records together give every arm three rates, 2x apart."""
+    from depthnotes.experiments.ch6 import PRUNE_LR, PRUNE_OTHER_RATES, prune_rate_suffix
+    from depthnotes.experiments.registry import get_experiment
+
+    base = get_experiment("layer_pruning", quick=quick)
+    rates = get_experiment("layer_pruning_rates", quick=quick)
+    assert sorted((PRUNE_LR, *PRUNE_OTHER_RATES)) == [PRUNE_LR / 2, PRUNE_LR, PRUNE_LR * 2]
+    assert rates.seeds == base.seeds and rates.data == base.data
+    assert len(rates.arms) == len(PRUNE_OTHER_RATES) * len(base.arms)
+    by_name = {a.name: a for a in rates.arms}
+    for lr in PRUNE_OTHER_RATES:
+        for a in base.arms:
+            b = by_name[a.name + prune_rate_suffix(lr)]
+            assert b.model == a.model and b.recipe == a.recipe.replace(lr=lr)
+            assert b.info == {**a.info, "lr": lr} and b.recipe.eval_seed is not None
+
+
+def test_pruning_grid_reads_every_arm_at_its_best_bracketed_rate():
+    """Each arm's best rate comes from its validation loss (evidence.best_rate with the loss
+    margin); the pruning rule is then read at that rate, and a pruned depth whose best sits at
+    the grid's edge is not judged (not testable, with the picks that show why)."""
+    from depthnotes.verdicts.ch6_redundancy import (BEST, TIED, WORSE, half_against_scratch,
+                                                    judge_pruning_at, judge_pruning_at_best,
+                                                    pruning_grid, rate_standing)
+    from depthnotes.verdicts.evidence import UNBRACKETED
+
+    many = [1.0, 1.01, 1.02, 1.03, 1.04, 1.049]       # L = 10: half can go
+    steep = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+    val = {1e-3: [1.50, 1.51, 1.52], 2e-3: [1.30, 1.31, 1.32], 4e-3: [1.40, 1.41, 1.42]}
+    ctrl = {1e-3: [1.6, 1.6, 1.6], 2e-3: [1.5, 1.5, 1.5], 4e-3: [1.3, 1.31, 1.32]}
+    recs = [_pruning_record({10: [many if lr == 2e-3 else steep] * 3}, {5: [1.1] * 3}, lr=lr,
+                            evals={10: val[lr], 5: ctrl[lr]}) for lr in val]
+    grid = pruning_grid(*recs)
+    assert grid.rates == (1e-3, 2e-3, 4e-3)
+    pick = grid.picks["pruned", 10]
+    assert pick.best == 2e-3 and pick.bracketed
+    assert grid.picks["control", 5].best == 4e-3 and not grid.picks["control", 5].judgeable
+    at_best = judge_pruning_at_best(grid)
+    assert at_best.depths[0].removable["Gromov"] == (5, 5, 5) and at_best.word == REPRODUCED
+    assert judge_pruning_at(grid, 4e-3).word == NOT_SHOWN      # the steep curve, one rate
+    # the control's best is at the top edge: the comparison with it is not testable
+    ok, why = at_best.bracket(("pruned", 10), ("control", 5))
+    assert not ok and why.kind == UNBRACKETED and why.picks == (grid.picks["control", 5],)
+    assert half_against_scratch(at_best, at_best.depths[0]).b.values == (1.1,) * 3
+    assert [rate_standing(pick, r) for r in (2e-3, 4e-3, 1e-3)] == [BEST, WORSE, WORSE]
+    # the pruned stack's best at the edge: its depth is not judged
+    val[4e-3] = [1.29, 1.30, 1.31]
+    recs = [_pruning_record({10: [many] * 3}, {5: [1.1] * 3}, lr=lr,
+                            evals={10: val[lr], 5: ctrl[lr]}) for lr in val]
+    grid = pruning_grid(*recs)
+    c = judge_pruning_at_best(grid)
+    assert c.word == NOT_TESTABLE and c.why_not.picks == (grid.picks["pruned", 10],)
+    assert rate_standing(grid.picks["pruned", 10], 2e-3) == TIED
+    # a depth the grid brackets that misses "many" decides: not shown here
+    recs = [_pruning_record({10: [many] * 3, 20: [steep] * 3}, {5: [1.1] * 3}, lr=lr,
+                            evals={10: val[lr], 20: [1.5, 1.4, 1.6][i:i + 1] * 3,
+                                   5: ctrl[lr]}) for i, lr in enumerate(val)]
+    assert judge_pruning_at_best(pruning_grid(*recs)).word == NOT_SHOWN
+    with pytest.raises(ValueError, match="two arms"):
+        pruning_grid(recs[0], recs[0])
+
+
+def test_healed_against_scratch_takes_the_better_rule_per_seed():
+    from depthnotes.verdicts.ch6_redundancy import healed_against_scratch, judge_healing
+
+    kept = {("gromov", 2): 1.2, ("gromov", 4): 1.5, ("shortgpt", 2): 1.1, ("shortgpt", 4): 1.4}
+    [d] = judge_healing(_healed_record({8: (1.0, kept)})).depths
+    assert d.best_healed(4) == (1.4,) * 3
+    diff = healed_against_scratch(d, (1.0, 1.01, 0.99))
+    assert diff.clear and diff.better == "4 from scratch" and diff.a.name == "healed 8 -> 4"
+    assert not healed_against_scratch(d, (1.39, 1.4, 1.41)).clear
+    [d] = judge_healing(_healed_record({8: (1.0, {**kept, ("shortgpt", 4): float("nan")})})
+                        ).depths
+    assert d.best_healed(4) == (1.5,) * 3               # a diverged fine-tune is passed over

@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from depthnotes.measure.redundancy import MANY_FRACTION, REMOVABLE_REL, removable_count
 from depthnotes.verdicts.evidence import (MIN_SEEDS, NOT_SHOWN, NOT_TESTABLE, REPRODUCED,
-                                          combine, compare)
+                                          Difference, RatePick, WhyNot, best_rate, combine, compare,
+                                          from_bracket)
 
 
 @dataclass(frozen=True)
@@ -128,23 +129,44 @@ class PruningDepth:
 
 @dataclass(frozen=True)
 class PruningCheck:
-    """``judge_pruning``'s result: the pruned depths, and the from-scratch controls' loss on
-    the same probe batch ({n_layer: per seed})."""
+    """``judge_pruning``'s result: the pruned depths, the from-scratch controls' loss on the
+    same probe batch ({n_layer: per seed}) and, when the arms were read off a rate grid
+    (``judge_pruning_at_best``), the ``RatePick`` of each arm they were read at
+    ({(role, n_layer): pick}, role 'pruned' or 'control'; empty for one record at one rate)."""
 
     depths: tuple[PruningDepth, ...]
     scratch: dict
+    picks: dict = field(default_factory=dict)
+
+    def bracket(self, *keys) -> tuple[bool, WhyNot | None]:
+        """``evidence.from_bracket`` over the picks of ``keys`` ((role, n_layer) pairs; a key
+        with no pick, one rate tried in one record, adds nothing)."""
+        return from_bracket(*(self.picks[k] for k in keys if k in self.picks))
+
+    @property
+    def why_not(self) -> WhyNot | None:
+        """Why the word is not testable when a pruned depth's best rate is not bracketed."""
+        return self.bracket(*(("pruned", d.n_layer) for d in self.depths))[1]
 
     @property
     def word(self) -> str:
+        """Fewer than ``MIN_SEEDS`` seeds: not testable. Else not shown here when a depth
+        whose rate the grid brackets misses "many"; else not testable when a depth's best rate
+        is not bracketed (``why_not``); else reproduced (every depth has many)."""
         if any(d.seeds < MIN_SEEDS for d in self.depths):
             return NOT_TESTABLE
-        return REPRODUCED if all(d.many for d in self.depths) else NOT_SHOWN
+        judged = [d for d in self.depths if self.bracket(("pruned", d.n_layer))[0]]
+        if not all(d.many for d in judged):
+            return NOT_SHOWN
+        return REPRODUCED if len(judged) == len(self.depths) else NOT_TESTABLE
 
 
 def half_against_scratch(check: PruningCheck, depth: PruningDepth):
     """``evidence.compare`` of the cut to half the stack (per seed, the better rule's loss at
     n = L/2) against the worse of the stacks trained from scratch (per seed), both on the
-    probe batch, with ``LOSS_MARGIN``: is pruning to half dearer than training shallow?"""
+    probe batch, with ``LOSS_MARGIN``: is pruning to half dearer than training shallow?
+    Whether the rates it rests on are bracketed: ``check.bracket`` of the depth and the
+    controls."""
     from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN
 
     if not check.scratch:
@@ -153,6 +175,31 @@ def half_against_scratch(check: PruningCheck, depth: PruningDepth):
         *([c[depth.n_layer // 2] for c in per_seed] for per_seed in depth.losses.values())))
     shallow = max(check.scratch.values(), key=lambda v: sum(v) / len(v))
     return compare(("cut to half", half), ("trained shallow", shallow), margin=LOSS_MARGIN)
+
+
+def _role(info: dict) -> str:
+    """'pruned' for the stacks that are pruned; every other arm is a control trained from
+    scratch (role 'control', 'scratch' or 'from scratch')."""
+    return "pruned" if info.get("role") == "pruned" else "control"
+
+
+def _pruning_check(arms, picks=None, name: str = "") -> PruningCheck:
+    """A ``PruningCheck`` from ``arms``: (info, finals per seed) pairs, one per arm."""
+    depths, scratch = [], {}
+    for info, runs in arms:
+        if _role(info) == "pruned":
+            losses = {p: tuple(tuple(float(v) for v in r[key]) for r in runs)
+                      for p, key in PRUNING_PROTOCOLS.items()}
+            removable = {p: tuple(removable_count(c) for c in per_seed)
+                         for p, per_seed in losses.items()}
+            depths.append(PruningDepth(int(info["n_layer"]), losses, removable))
+        else:
+            scratch[int(info["n_layer"])] = tuple(float(r["drop_last_losses"][0])
+                                                  for r in runs)
+    if not depths:
+        raise ValueError(f"record {name!r} has no arm with info role 'pruned'")
+    return PruningCheck(tuple(sorted(depths, key=lambda d: d.n_layer)), scratch,
+                        dict(picks or {}))
 
 
 def judge_pruning(record) -> PruningCheck:
@@ -164,22 +211,83 @@ def judge_pruning(record) -> PruningCheck:
     carry the protocols' losses; arms with role 'scratch' (or 'from scratch') are the
     controls, read from entry 0 of their ``drop_last_losses`` (the full model's loss on the
     same probe batch)."""
-    depths, scratch = [], {}
-    for name in record.arms:
-        info = record.arm(name)["info"]
-        runs = [record.run(name, s)["final"] for s in record.seeds]
-        if info.get("role") == "pruned":
-            losses = {p: tuple(tuple(float(v) for v in r[key]) for r in runs)
-                      for p, key in PRUNING_PROTOCOLS.items()}
-            removable = {p: tuple(removable_count(c) for c in per_seed)
-                         for p, per_seed in losses.items()}
-            depths.append(PruningDepth(int(info["n_layer"]), losses, removable))
-        else:
-            scratch[int(info["n_layer"])] = tuple(float(r["drop_last_losses"][0])
-                                                  for r in runs)
-    if not depths:
-        raise ValueError(f"record {record.name!r} has no arm with info role 'pruned'")
-    return PruningCheck(tuple(sorted(depths, key=lambda d: d.n_layer)), scratch)
+    arms = [(record.arm(name)["info"], [record.run(name, s)["final"] for s in record.seeds])
+            for name in record.arms]
+    return _pruning_check(arms, name=record.name)
+
+
+# -- C13 across learning rates (layer_pruning with layer_pruning_rates) ----------------------
+@dataclass(frozen=True)
+class PruningGrid:
+    """``layer_pruning``'s arms over a grid of peak rates (its own and those of the records
+    that add rates): per arm, keyed (role, n_layer), its runs' finals at every rate, and its
+    best rate by validation loss (``evidence.best_rate``), and the losses it was picked from."""
+
+    arms: dict      # {(role, n_layer): {lr: (info, finals per seed)}}
+    picks: dict     # {(role, n_layer): RatePick}
+    values: dict    # {(role, n_layer): {lr: the metric per seed, None where it diverged}}
+
+    @property
+    def rates(self) -> tuple[float, ...]:
+        return tuple(sorted({lr for by_lr in self.arms.values() for lr in by_lr}))
+
+    def at(self, rates: dict) -> list:
+        """(info, finals) of every arm at ``rates`` ({(role, n_layer): lr})."""
+        return [self.arms[k][rates[k]] for k in sorted(self.arms)]
+
+
+def pruning_grid(*records, metric: str = "eval_loss") -> PruningGrid:
+    """The arms of ``records`` (layer_pruning and the records that train the same arms at other
+    rates; the same seeds) grouped by (role, n_layer) and by each arm's peak rate. The best rate
+    of each is the one ``evidence.best_rate`` picks from the seeds' final ``metric`` (the
+    validation loss on the same held-out batches for every seed and rate, not the probe batch
+    that the pruning rules pick and score blocks on), with ``LOSS_MARGIN``: a rate is tied
+    with the best unless clearly worse by more than that. A diverged seed counts as ln V."""
+    from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN, loss_ceiling
+
+    if len({tuple(r.seeds) for r in records}) != 1:
+        raise ValueError("the records of a rate grid must have the same seeds")
+    arms, values, ceiling = {}, {}, None
+    for record in records:
+        for name in record.arms:
+            arm = record.arm(name)
+            key, lr = (_role(arm["info"]), int(arm["info"]["n_layer"])), float(arm["recipe"]["lr"])
+            if lr in arms.get(key, {}):
+                raise ValueError(f"two arms {key} at lr {lr:g}")
+            runs = [record.run(name, s)["final"] for s in record.seeds]
+            arms.setdefault(key, {})[lr] = (arm["info"], runs)
+            values.setdefault(key, {})[lr] = tuple(r[metric] for r in runs)
+            if any(v is None for v in values[key][lr]):
+                ceiling = loss_ceiling(record, name)
+    picks = {k: best_rate(v, margin=LOSS_MARGIN, ceiling=ceiling) for k, v in values.items()}
+    return PruningGrid(arms, picks, values)
+
+
+def judge_pruning_at_best(grid: PruningGrid) -> PruningCheck:
+    """``judge_pruning``'s rule with every arm, pruned stack and control alike, read at its own
+    best rate of the grid; a pruned depth whose best rate the grid does not bracket (nor is
+    the grid flat) is not judged (``PruningCheck.word``, ``why_not``)."""
+    best = {k: p.best for k, p in grid.picks.items()}
+    return _pruning_check(grid.at(best), grid.picks)
+
+
+def judge_pruning_at(grid: PruningGrid, lr: float) -> PruningCheck:
+    """``judge_pruning``'s rule with every arm at the one rate ``lr`` (no picks: a single rate
+    is what a one-rate record judged)."""
+    return _pruning_check(grid.at(dict.fromkeys(grid.arms, float(lr))))
+
+
+#: How a rate stands against an arm's best rate (``rate_standing``).
+BEST, TIED, WORSE = "the best", "within noise of the best", "clearly worse than the best"
+
+
+def rate_standing(pick: RatePick, lr: float) -> str:
+    """``lr`` on ``pick``'s grid: the best rate, within noise of it (the evidence library's
+    rule, with the margin the pick was made with), or clearly worse."""
+    lr = float(lr)
+    if lr not in pick.rates:
+        raise ValueError(f"lr {lr:g} is not on the grid {pick.rates}")
+    return BEST if lr == pick.best else TIED if lr in pick.tied else WORSE
 
 
 # -- C13 after a healing fine-tune (record layer_pruning_healed) -----------------------------
@@ -217,6 +325,12 @@ class HealedDepth:
         the control, ``cost``) or, with ``healed=False``, without it (``cut_cost``)."""
         costs = self.cost if healed else self.cut_cost
         return tuple(min(c) for c in zip(*(costs(rule, n) for rule in HEAL_RULES)))
+
+    def best_healed(self, n: int) -> tuple[float, ...]:
+        """Per seed, the better rule's loss after cutting ``n`` blocks and healing (a rule
+        whose fine-tune diverged, NaN, is passed over; NaN when both did)."""
+        return tuple(min((v for v in per_rule if v == v), default=float("nan"))
+                     for per_rule in zip(*(self.healed[rule, n] for rule in HEAL_RULES)))
 
     def kept(self, n: int) -> bool:
         """The cut of ``n`` blocks keeps its loss by at least one rule."""
@@ -270,3 +384,17 @@ def judge_healing(record) -> HealingCheck:
 def _loss(value) -> float:
     """A stored loss; null (how a record stores NaN) reads as NaN."""
     return float("nan") if value is None else float(value)
+
+
+def healed_against_scratch(depth: HealedDepth, scratch) -> Difference:
+    """``evidence.compare``, with ``LOSS_MARGIN``, of the cut to half the stack after healing
+    (per seed, the better rule's loss, ``best_healed``) against a stack of L/2 blocks trained
+    from scratch (``scratch``: its per-seed loss on the same probe batch, seeds in the same
+    order): does pruning and healing a deep stack end where training the shallow one does?
+    The caller says what the two were given (the healed cut has its training run plus the
+    healing steps; a control trained from scratch has only its run)."""
+    from depthnotes.verdicts.ch4_trainability import LOSS_MARGIN
+
+    return compare((f"healed {depth.n_layer} -> {depth.n_layer // 2}",
+                    depth.best_healed(depth.n_layer // 2)),
+                   (f"{depth.n_layer // 2} from scratch", tuple(scratch)), margin=LOSS_MARGIN)
