@@ -433,11 +433,16 @@ LONG_FAMILIES_48 = (
 )
 
 
+def _arms_48_long(families, quick: bool) -> tuple:
+    """``_arms_48`` on the longer recipe (``LONG_48``; the quick variant keeps the short one)."""
+    long = {} if quick else LONG_48
+    return tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
+                 for a in _arms_48(families, quick, None))
+
+
 @register
 def deepnorm_at_48_long(quick: bool = False) -> Experiment:
-    long = {} if quick else LONG_48
-    arms = tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
-                 for a in _arms_48(LONG_FAMILIES_48, quick, None))
+    arms = _arms_48_long(LONG_FAMILIES_48, quick)
     return Experiment(
         name="deepnorm_at_48_long", quick=quick,
         description=(
@@ -464,9 +469,7 @@ LONG_EDGES_48 = (("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (1e-2,)),
 
 @register
 def deepnorm_at_48_long_edges(quick: bool = False) -> Experiment:
-    long = {} if quick else LONG_48
-    arms = tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
-                 for a in _arms_48(LONG_EDGES_48, quick, None))
+    arms = _arms_48_long(LONG_EDGES_48, quick)
     return Experiment(
         name="deepnorm_at_48_long_edges", quick=quick,
         description=(
