@@ -483,6 +483,60 @@ def deepnorm_at_48_long_edges(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: Alpha only (alpha = (2L)^(1/4) with Xavier's init) on the 450-step recipe
+#: (``alpha_only_48_long``), left out of ``deepnorm_at_48_long`` for the budget: at 150 steps
+#: it was still falling at 3e-4 and stalled from 1e-3, so the grid reaches down to 1e-4.
+LONG_ALPHA_48 = (("alpha only", "alpha", "deepnorm", "xavier", (1e-4, 3e-4, 1e-3, 3e-3)),)
+
+
+@register
+def alpha_only_48_long(quick: bool = False) -> Experiment:
+    arms = _arms_48_long(LONG_ALPHA_48, quick)
+    return Experiment(
+        name="alpha_only_48_long", quick=quick,
+        description=(
+            "Chapter 5 (C12): alpha only (alpha = (2L)^(1/4) on the residual with Xavier's "
+            "init) at 48 blocks on deepnorm_at_48_long's recipe and validation text (450 "
+            "steps, 45 warm-up steps), where DeepNorm, the positive control, trains every "
+            "seed: peak rates 1e-4, 3e-4, 1e-3 and 3e-3. 3 seeds per arm (12 runs). CPU "
+            "estimate about 8 minutes on 2 workers."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run)"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: C10's removal part on the 450-step recipe (``layer_use_48_long``): pre-norm with Xavier
+#: init (best at 3e-3 to 1e-2 at 150 steps) and DeepNorm, the control that trains every seed
+#: on this recipe (best at 1e-3 in ``deepnorm_at_48_long``), both probed as in ``fixes_at_48``.
+LONG_PROBED_48 = (
+    ("pre-norm, Xavier", "pre X", "pre", "xavier", (1e-3, 3e-3, 1e-2, 3e-2)),
+    ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (3e-4, 1e-3, 3e-3)),
+)
+
+
+@register
+def layer_use_48_long(quick: bool = False) -> Experiment:
+    probe = _probe_48(quick)
+    arms = tuple(dataclasses.replace(a, info={**a.info, "probe": probe})
+                 for a in _arms_48_long(LONG_PROBED_48, quick))
+    return Experiment(
+        name="layer_use_48_long", quick=quick,
+        description=(
+            "Chapter 5 (C10): pre-norm against a control that trains, both probed, at 48 "
+            "blocks on deepnorm_at_48_long's recipe and validation text (450 steps, 45 "
+            "warm-up steps): pre-norm with Xavier init at peak rates 1e-3, 3e-3, 1e-2 and "
+            "3e-2, DeepNorm at 3e-4, 1e-3 and 3e-3 (the same runs as deepnorm_at_48_long's, "
+            "now probed). Every model is probed before and after training on 2 fixed "
+            "held-out batches of 16 x 64 characters, as in fixes_at_48: each block's "
+            "relative contribution ||F|| / ||x|| and the rise in loss when that one block is "
+            "removed. 3 seeds per arm (21 runs). CPU estimate about 14 minutes on 2 "
+            "workers."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run); per block, "
+                  "untrained and trained: relative contribution and loss rise when removed"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's
 #: first step grows like sqrt(L) at a fixed rate (``init_response_depth``), so the rate
 #: shrinks as 1/sqrt(L) from DeepNorm's best at L = 48 (``fixes_at_48``).

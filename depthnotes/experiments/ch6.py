@@ -382,6 +382,31 @@ def layer_pruning_rates(quick: bool = False) -> Experiment:
         measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
 
 
+#: ``layer_pruning_rates_top``'s rate: twice the top of ``layer_pruning_rates`` (every arm did
+#: best at 8e-3, the top of the three-rate grid), so that the grid can bracket each arm's best.
+PRUNE_TOP_RATE = PRUNE_LR * 4
+
+
+@register
+def layer_pruning_rates_top(quick: bool = False) -> Experiment:
+    base = layer_pruning(quick)
+    arms = tuple(Arm(a.name + prune_rate_suffix(PRUNE_TOP_RATE), a.model,
+                     a.recipe.replace(lr=PRUNE_TOP_RATE), {**a.info, "lr": PRUNE_TOP_RATE})
+                 for a in base.arms)
+    return Experiment(
+        name="layer_pruning_rates_top", quick=quick,
+        description=(
+            "Chapter 6 (C13): layer_pruning's arms (the pruned stacks at L = "
+            f"{' and '.join(map(str, PRUNE_DEPTHS))} with their pruning probes, and the "
+            f"controls trained from scratch at L = {' and '.join(map(str, PRUNE_CONTROLS))}; "
+            "the same model, recipe, seeds, held-out text and probe batch) at peak "
+            f"{PRUNE_TOP_RATE:g}, because every arm of layer_pruning_rates did best at its "
+            "top rate, 8e-3: with it each arm has four rates, 2x apart. 3 seeds per arm "
+            f"({len(arms) * 3} runs). CPU estimate about 30 minutes on 2 workers (as "
+            "layer_pruning). Cut: no healing at this rate."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
 #: ``layer_pruning_healed``'s healing fine-tune: steps (a tenth of the training run), warm-up
 #: (the optimizer starts fresh) and the constant rate (the one training ended at: cosine decay
 #: to 0.1 x ``PRUNE_LR``); and the fractions of the stack removed before healing.
