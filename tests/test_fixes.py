@@ -548,8 +548,9 @@ class _ResponseRecord:
         self.arms = [f"DeepNorm, L={L}" for L in depths]
         self._L = dict(zip(self.arms, depths))
 
-    def arm(self, name):
-        return {"info": {"family": "DeepNorm", "n_layer": self._L[name]}}
+    def arm(self, name):                    # the probe as init_response_depth's names it
+        return {"info": {"family": "DeepNorm", "n_layer": self._L[name],
+                         "probe": {"sgd_lr": 0.1}}}
 
     def run(self, name, seed):
         L = self._L[name]
@@ -590,14 +591,17 @@ class _SgdRecord:
 
     seeds = (0, 1, 2)
 
-    def __init__(self, k_by_lr, first=False, depths=(6, 24, 96, 200, 500, 1000)):
-        self.k_by_lr, self.first = dict(k_by_lr), first
+    def __init__(self, k_by_lr, first=False, depths=(6, 24, 96, 200, 500, 1000),
+                 stepped=None):
+        self.k_by_lr, self.first, self.stepped = dict(k_by_lr), first, stepped
         self.arms = [f"DeepNorm, L={L}" for L in depths]
         self._L = dict(zip(self.arms, depths))
 
     def arm(self, name):
         lrs = list(self.k_by_lr)
         probe = ({"sgd_lr": lrs[0]} if self.first else {"sgd_lr": None, "sgd_lrs": lrs})
+        if self.stepped is not None:        # init_response_sgd_blocks names its group
+            probe["stepped"] = self.stepped
         return {"info": {"family": "DeepNorm", "n_layer": self._L[name], "probe": probe}}
 
     def run(self, name, seed):
@@ -630,6 +634,14 @@ def test_sgd_part_judges_the_smallest_rate_when_its_exponent_does_not_depend_on_
         sgd_part(sgd_responses(big))
     with pytest.raises(ValueError, match="twice"):
         sgd_responses(big, big)
+    # the blocks-only steps are read apart from the whole model's, by the arm's probe: a
+    # record of the other group is refused, not mixed in
+    blocks = _SgdRecord({1e-2: 0.3, 1e-3: 0.3}, stepped="blocks")
+    assert sgd_part(sgd_responses(blocks, stepped="blocks")).word == CONTRADICTED
+    with pytest.raises(ValueError, match="no SGD step"):
+        sgd_responses(big, blocks)
+    with pytest.raises(ValueError, match="no SGD step"):
+        sgd_responses(big, stepped="blocks")
 
 
 def test_init_response_sgd_quick_record_reads_as_rates():

@@ -484,18 +484,21 @@ RESPONSES = ("sgd", "adam 1e-4", "adam 1e-3", "adam 1/sqrt(L)", "sensitivity")
 
 def init_responses(record, measure: str) -> dict[str, dict[int, list[float]]]:
     """``{family: {L: [value per seed]}}`` of ``init_response_depth`` for one of
-    ``RESPONSES``: the first update after one SGD step, after Adam's first step at 1e-4, at
+    ``RESPONSES``: the first update after one SGD step (at the probe's ``sgd_lr``, read by
+    ``sgd_responses``, the one reader of SGD updates), after Adam's first step at 1e-4, at
     1e-3 or at the rate scaled as 1/sqrt(L), or the output sensitivity."""
     if measure not in RESPONSES:
         raise ValueError(f"measure must be one of {RESPONSES}, got {measure!r}")
+    if measure == "sgd":
+        (lr,) = {float(record.arm(a)["info"]["probe"]["sgd_lr"]) for a in record.arms}
+        return sgd_responses(record)[lr]
     out: dict[str, dict[int, list[float]]] = {}
     for arm in record.arms:
         info = record.arm(arm)["info"]
         vals = []
         for s in record.seeds:
             p = record.run(arm, s)["probes"]
-            vals.append(float(p["sgd_update"] if measure == "sgd" else
-                              p["sensitivity"] if measure == "sensitivity" else
+            vals.append(float(p["sensitivity"] if measure == "sensitivity" else
                               p["adam_update"][RESPONSES.index(measure) - 1]))
         out.setdefault(info["family"], {})[info["n_layer"]] = vals
     return out
@@ -670,21 +673,30 @@ __all__ += ["UPDATE_SETTINGS", "BoundedPart", "update_parts"]
 
 
 # -- C12's SGD part over several rates (init_response_depth and init_response_sgd) -----------
-def sgd_responses(*records) -> dict[float, dict[str, dict[int, list[float]]]]:
+def sgd_responses(*records,
+                  stepped: str = "all") -> dict[float, dict[str, dict[int, list[float]]]]:
     """``{lr: {family: {L: [first update per seed]}}}`` of every plain SGD step the records'
-    ``init_response`` probes took: ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate
-    of ``sgd_lrs`` (``init_response_sgd``). A rate measured twice for one arm is an error."""
+    ``init_response`` probes took with the parameter group ``stepped`` moved (``"all"``, the
+    whole model, or ``"blocks"``, the residual blocks only; ``probes.stepped_parameters``):
+    ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate of ``sgd_lrs``
+    (``init_response_sgd``, ``init_response_sgd_blocks``). The one reader of stored SGD
+    updates (``init_responses`` reads its ``"sgd"`` here). A rate measured twice for one arm,
+    or a record with no step of the group asked for, is an error."""
     out: dict[float, dict[str, dict[int, list[float]]]] = {}
     for record in records:
+        read_any = False
         for arm in record.arms:
             info = record.arm(arm)["info"]
             spec = info["probe"]
+            if spec.get("stepped", "all") != stepped:
+                continue
             # (rate, how to read it from a run's probes)
             steps = ([(float(spec["sgd_lr"]), lambda p: p["sgd_update"])]
                      if spec.get("sgd_lr") is not None else [])
             steps += [(float(lr), lambda p, j=j: p["sgd_updates"][j])
                       for j, lr in enumerate(spec.get("sgd_lrs", ()))]
             for lr, read in steps:
+                read_any = True
                 vals = [float(read(record.run(arm, seed)["probes"]))
                         for seed in record.seeds]
                 by_L = out.setdefault(lr, {}).setdefault(info["family"], {})
@@ -692,6 +704,9 @@ def sgd_responses(*records) -> dict[float, dict[str, dict[int, list[float]]]]:
                     raise ValueError(f"SGD rate {lr:g} measured twice for {info['family']} "
                                      f"at L = {info['n_layer']}")
                 by_L[info["n_layer"]] = vals
+        if not read_any:
+            raise ValueError(f"record {getattr(record, 'name', record)!r} holds no SGD step "
+                             f"with stepped={stepped!r}")
     return dict(sorted(out.items()))
 
 
