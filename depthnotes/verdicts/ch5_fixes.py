@@ -38,8 +38,8 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   pre-norm block there lowers the loss). Removing a late block of a
   trained pre-norm stack costs less than removing an early one almost whatever the model
   learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
-  comparison; it needs a control that trained (every seed) and early blocks whose removal
-  costs something (above zero), else it is not testable.
+  comparison; it needs both best rates bracketed, a control that trained (every seed) and
+  early blocks whose removal costs something (above zero), else it is not testable.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
@@ -537,12 +537,13 @@ def control_word(pre: tuple[float, ...], control: tuple[float, ...],
 
 @dataclass(frozen=True)
 class LayerUseControl:
-    """C10's removal part (``layer_use_control``): the word; the families that did not train on
-    every seed at their best rate (``untrained``) and those whose early removal cost is not
-    clearly above zero (``unresolved``), either of which makes it not testable; both stacks'
-    quarters and best-rate rows; each stack's early removal cost against zero
-    (``evidence.against``: ``"above"``, ``"below"`` or ``"within noise"``); and the comparison
-    of the late / early removal ratios (None when not testable)."""
+    """C10's removal part (``layer_use_control``): the word; the families whose best rate the
+    grid does not bracket (``unbracketed``), those that did not train on every seed at their
+    best rate (``untrained``) and those whose early removal cost is not clearly above zero
+    (``unresolved``), any of which makes it not testable; both stacks' quarters and best-rate
+    rows; each stack's early removal cost against zero (``evidence.against``: ``"above"``,
+    ``"below"`` or ``"within noise"``); and the comparison of the late / early removal ratios
+    (None when not testable)."""
 
     word: str
     untrained: tuple[str, ...]
@@ -553,6 +554,7 @@ class LayerUseControl:
     control_row: DepthOutcome
     early_vs_zero: dict             # {family: against(early removal cost per seed, 0)}
     comparison: Ranking | None      # arms: the two families (late / early removal ratio)
+    unbracketed: tuple[str, ...] = ()
 
 
 def layer_use_control(record, pre_row: DepthOutcome,
@@ -560,24 +562,29 @@ def layer_use_control(record, pre_row: DepthOutcome,
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
     probe: the pre-norm family and the control family (a post-norm-family stack, the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
-    when either stack did not train on every seed (no control: a stack that learned nothing
-    uses no block) or when either stack's early removal cost is not clearly above zero (the
-    ratio would divide by noise); else ``control_word`` of the two ratios. Written after the
-    48-block records had run, on their design (book/methods.md, C10): its preconditions can
-    only withhold a word, never grant one."""
+    when either best rate is not bracketed by its grid (``evidence.from_bracket``, as every
+    trained comparison in the book), when either stack did not train on every seed (no
+    control: a stack that learned nothing uses no block) or when either stack's early removal
+    cost is not clearly above zero (the ratio would divide by noise); else ``control_word`` of
+    the two ratios. Written after the 48-block records had run, on their design
+    (book/methods.md, C10); the bracket condition added on 2026-12-05 before
+    ``layer_use_48_long`` was read. Its preconditions can only withhold a word, never grant
+    one."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
     uses = [layer_use(record, r.arm) for r in rows]
     early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
+    unbracketed = tuple(r.family for r in rows if not r.pick.judgeable)
     untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
     unresolved = tuple(f for f, where in early.items() if where != ABOVE)
-    if untrained or unresolved:
-        return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None)
+    if unbracketed or untrained or unresolved:
+        return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None,
+                               unbracketed)
     word, cmp = control_word(removal_ratio(record, pre_row.arm),
                              removal_ratio(record, control_row.arm),
                              (pre_row.family, control_row.family))
-    return LayerUseControl(word, (), (), *uses, *rows, early, cmp)
+    return LayerUseControl(word, (), (), *uses, *rows, early, cmp, ())
 
 
 __all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word",
