@@ -82,6 +82,13 @@ RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_
               "fixes_at_48_small_init")
 #: The 450-step records at 48 blocks (beta only and its control), read as one grid likewise.
 RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges")
+#: C10's removal part on the 450-step recipe, read as one grid: the probed runs of pre-norm
+#: (Xavier) and DeepNorm (``layer_use_48_long``), and DeepNorm's fourth rate, 1e-2, from
+#: ``deepnorm_at_48_long_edges`` (same recipe and validation text; DeepNorm's three-rate grid
+#: did not bracket its best on ``deepnorm_at_48_long``, as C12's halves found). Chosen on
+#: 2026-12-05 before ``layer_use_48_long`` was read; a best rate whose arm carries no probe
+#: cannot be read by ``layer_use`` (an error, not a word).
+RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
