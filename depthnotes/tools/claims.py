@@ -283,6 +283,12 @@ FINDINGS: dict[str, Finding] = {
                           "{c12_k_sgd} over {c12_Lmin}–{c12_Lmax} blocks: flat to "
                           "{c12_part_L} ({c12_k_sgd_part}), then rising to "
                           "{c12_sgd_deepest}.", CONTRADICTED),
+    "C12 update, SGD, blocks only": _F("update, SGD, blocks only",
+                                       "Stepping only the blocks' parameters, the group "
+                                       "DeepNet's bound is about (embeddings and head held), "
+                                       "k = {c12_k_sgdb}: DeepNorm's update grows from "
+                                       "{c12_sgdb_first} to {c12_sgdb_last}, so the "
+                                       "embeddings do not cause the growth.", CONTRADICTED),
     "C12 update, Adam": _F("update, Adam", "Adam's first step at a fixed rate moves it like "
                                            "L^k, k = {c12_k_adam}: every weight moves by the "
                                            "rate whatever its gradient (an extension "

@@ -55,7 +55,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   vectors) is at most 2 sqrt(d); an update near that size at every depth has an exponent
   near zero too. The SGD setting is judged over several rates (``sgd_part``): at the smallest
   rate, provided its exponent does not depend on the rate (every seed within
-  ``FLAT_EXPONENT`` of the next rate's), else not testable.
+  ``FLAT_EXPONENT`` of the next rate's), else not testable. Two SGD rows, by what the step
+  moves (``sgd_responses(..., stepped=)``): the whole model (``init_response_depth`` and
+  ``init_response_sgd``), and the residual blocks' parameters only
+  (``init_response_sgd_blocks``), the group DeepNet's bound on the update is about; the
+  same rule judges both.
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
            *RECORDS_48_LONG, "prenorm_layer_use", "init_response_depth",
-           "init_response_sgd", "deepnorm_1000_layers")
+           "init_response_sgd", "init_response_sgd_blocks", "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
@@ -474,7 +478,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RECORDS_48_LONG", "RunOutcome", "run_outcome", "depth_comparison",
+           "RECORDS_48", "RECORDS_48_LONG", "RECORDS_48_LONG_PROBED", "RunOutcome",
+           "run_outcome", "depth_comparison",
            "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
