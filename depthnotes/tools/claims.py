@@ -269,12 +269,12 @@ FINDINGS: dict[str, Finding] = {
                       IN_PART),
     "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
                            "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
-                           "the early blocks'.", NOT_SHOWN),
-    "C10 removal": _F("removal", "Removing a late block of a trained pre-norm stack costs "
-                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control tried, "
-                      "small-init post-norm, trained on {c10c_ctl_trained} of {c10c_seeds} "
-                      "seeds in {c9_steps48} steps, where removing an early pre-norm block "
-                      "lowers the loss.", NOT_TESTABLE),
+                           "the early blocks' (500 steps); on the 450-step probed runs, from "
+                           "{c10l_ratio_init} to {c10l_ratio}.", NOT_SHOWN),
+    "C10 removal": _F("removal", "In {c10l_steps}-step runs both stacks train; pre-norm's "
+                      "late / early removal-cost ratio is {c10l_pre_ratio} over seeds, "
+                      "DeepNorm's {c10l_deep_ratio}, but pre-norm's best rate, "
+                      "{c10l_pre_lr}, ties the grid's lowest: unbracketed.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",

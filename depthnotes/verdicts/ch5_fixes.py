@@ -32,14 +32,15 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   model untrained. *Removal* (``layer_use_control``): in the trained pre-norm model a late
   block's removal cost over an early block's must be clearly below the same ratio in a
   post-norm-family stack trained with the same recipe: DeepNorm on the first 48-block
-  records, since 2026-12-05 post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the
-  150-step recipe of pre-norm's probed runs; chosen while that record ran, before it was
-  read; no control on that recipe can make the part testable, since removing an early
-  pre-norm block there lowers the loss). Removing a late block of a
-  trained pre-norm stack costs less than removing an early one almost whatever the model
-  learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
-  comparison; it needs both best rates bracketed, a control that trained (every seed) and
-  early blocks whose removal costs something (above zero), else it is not testable.
+  records, then post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the 150-step recipe
+  of pre-norm's probed runs; no control on that recipe can make the part testable, since
+  removing an early pre-norm block there lowers the loss), since 2026-12-05 DeepNorm on the
+  450-step recipe (``RECORDS_48_LONG_PROBED``: ``layer_use_48_long``, both stacks probed).
+  Removing a late block of a trained pre-norm stack costs less than removing an early one
+  almost whatever the model learned (``layer_use_verdict`` still measures that, for the
+  page), so the claim's part is the comparison; it needs both best rates bracketed, a
+  control that trained (every seed) and early blocks whose removal costs something (above
+  zero), else it is not testable.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
@@ -96,8 +97,9 @@ RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
-           *RECORDS_48_LONG, "prenorm_layer_use", "init_response_depth",
-           "init_response_sgd", "init_response_sgd_blocks", "deepnorm_1000_layers")
+           *RECORDS_48_LONG, "layer_use_48_long", "prenorm_layer_use",
+           "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
+           "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
