@@ -303,10 +303,11 @@ FINDINGS: dict[str, Finding] = {
                              "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
                              "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
                     IN_PART),
-    "C12 alpha only": _F("alpha only", "In {c9_steps48} steps at 48 blocks full DeepNorm "
-                         "({c12h_deep}) is not clearly below post-norm ({c9_post48}), so no "
-                         "half can be credited; alpha only stalls at {c12h_alpha} (not run "
-                         "on the longer recipe).", NOT_TESTABLE),
+    "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only lets "
+                         "post-norm train: {c12l_alpha} (seeds {c12l_alpha_range}, lr "
+                         "{c12l_alpha_lr}) against Xavier post-norm's {c12l_post}, "
+                         "{c12l_alpha_gap} above DeepNorm's best; every seed trained at that "
+                         "rate only.", REPRODUCED),
     "C12 beta only": _F("beta only", "At 48 blocks, {c12l_steps} steps, beta only lets "
                         "post-norm train: {c12h_beta} against Xavier post-norm's "
                         "{c12l_post}. DeepNorm's lower {c12l_deep} is at {c12l_deep_lr}, "

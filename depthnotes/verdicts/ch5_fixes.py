@@ -44,9 +44,9 @@ grid brackets it). A family at one depth "trains" only when every seed trained
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
-  testable). Each half is also compared with full DeepNorm (shown beside the word). Beta only
-  is judged on ``RECORDS_48_LONG`` (450 steps), alpha only, not run there, on the 150-step
-  records.
+  testable). Each half is also compared with full DeepNorm (shown beside the word). Both
+  halves are judged on ``RECORDS_48_LONG`` (450 steps); alpha only was judged on the
+  150-step records, where the control failed, until ``alpha_only_48_long`` ran.
 * C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
   smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
   (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
@@ -85,8 +85,9 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
 #: scored at its best rate over all of them.
 RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges",
               "fixes_at_48_small_init")
-#: The 450-step records at 48 blocks (beta only and its control), read as one grid likewise.
-RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges")
+#: The 450-step records at 48 blocks (DeepNorm's two halves and their control), read as one
+#: grid likewise; alpha only joined them on 2026-12-05 (``alpha_only_48_long``).
+RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges", "alpha_only_48_long")
 #: C10's removal part on the 450-step recipe, read as one grid: the probed runs of pre-norm
 #: (Xavier) and DeepNorm (``layer_use_48_long``), and DeepNorm's fourth rate, 1e-2, from
 #: ``deepnorm_at_48_long_edges`` (same recipe and validation text; DeepNorm's three-rate grid
