@@ -244,6 +244,34 @@ def test_a_blocks_only_first_step_moves_every_block_parameter_and_nothing_else()
         stepped_parameters(m, "embeddings")
 
 
+def test_a_deepnet_first_step_moves_only_w_v_w_o_and_the_ffn_matrices():
+    """``stepped="deepnet"``: per block only W_V (the last d columns of the fused c_attn), W_O
+    and both FFN weight matrices move; W_Q, W_K, every bias, every LayerNorm and everything
+    outside the blocks keep their values. Its update is smaller than the blocks' one."""
+    from depthnotes.measure.probes import first_step, first_update_size
+
+    m = model(n_layer=3)
+    idx, y = batch()
+    before = {name: p.detach().clone() for name, p in m.named_parameters()}
+    stepped = dict(first_step(m, idx, y, lr=0.1, optimizer="sgd",
+                              stepped="deepnet").named_parameters())
+    d = m.config.d_model
+    moving = ("attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+    for name, p in stepped.items():
+        delta = p - before[name]
+        if name.endswith("attn.c_attn.weight"):
+            assert torch.count_nonzero(delta[:, :2 * d]) == 0, name       # W_Q, W_K
+            assert torch.count_nonzero(delta[:, 2 * d:]) > 0, name        # W_V
+        elif name.startswith("h.") and name.endswith(moving):
+            assert torch.count_nonzero(delta) > 0, name
+        else:
+            assert torch.count_nonzero(delta) == 0, name
+    probe, _ = batch(B=2, seed=1)
+    part, blocks = (first_update_size(m, idx, y, probe, 0.1, "sgd", s)
+                    for s in ("deepnet", "blocks"))
+    assert 0 < part < blocks, (part, blocks)
+
+
 def test_the_init_response_probe_passes_its_stepped_group_on():
     """The record probe's ``stepped`` reaches every step it takes: blocks-only updates differ
     from whole-model ones at the same rate, and an unknown group is refused."""

@@ -189,8 +189,9 @@ def output_sensitivity(model, idx: torch.Tensor, eps: float = 1e-3, seed: int = 
 
 
 #: The parameter groups a first step can move (``stepped_parameters``): ``"all"``, every
-#: parameter of the model; ``"blocks"``, only those inside the residual blocks ``model.h``.
-STEPPED_GROUPS = ("all", "blocks")
+#: parameter of the model; ``"blocks"``, only those inside the residual blocks ``model.h``;
+#: ``"deepnet"``, only the four matrices per block that DeepNet's update bound is about.
+STEPPED_GROUPS = ("all", "blocks", "deepnet")
 
 
 def stepped_parameters(model, stepped: str = "all") -> list:
@@ -201,11 +202,36 @@ def stepped_parameters(model, stepped: str = "all") -> list:
     (d, d) = W_O with bias (d,), and the FFN's ``c_fc`` (d, f) and ``c_proj`` (f, d) with biases
     (f,) and (d,). Left out: the token and position embeddings ``wte`` (V, d) and ``wpe``
     (T, d), the unembedding (tied to ``wte``, or ``lm_head`` (V, d)) and a pre-norm stack's
-    final LayerNorm ``ln_f`` (d,). Why the second group: DeepNet's bound on the model update
-    is a sum over the blocks' sublayers; the embeddings and head sit outside it."""
+    final LayerNorm ``ln_f`` (d,). Why the second group: the embeddings and head sit outside
+    the blocks' sum. ``"deepnet"``: per block only the weights of ``c_attn`` (its W_V columns
+    move, ``step_mask``), ``attn.c_proj`` (W_O), ``mlp.c_fc`` (W_1) and ``mlp.c_proj`` (W_2),
+    no bias, no LayerNorm, no W_Q or W_K: the matrices DeepNet's bound on the model update
+    sums over (Wang et al. 2022, section 4, as we read it: attention reduced to its value
+    path, LayerNorm without learned gain or bias), the ones its beta scales."""
     if stepped not in STEPPED_GROUPS:
         raise ValueError(f"stepped must be one of {STEPPED_GROUPS}, got {stepped!r}")
-    return list(model.parameters() if stepped == "all" else model.h.parameters())
+    if stepped == "all":
+        return list(model.parameters())
+    if stepped == "blocks":
+        return list(model.h.parameters())
+    return [w for b in model.h for w in (b.attn.c_attn.weight, b.attn.c_proj.weight,
+                                         b.mlp.c_fc.weight, b.mlp.c_proj.weight)]
+
+
+def step_mask(model, stepped: str) -> list:
+    """(parameter, mask) pairs whose gradient is multiplied by the mask before a step of
+    group ``stepped``: for ``"deepnet"`` each block's fused ``c_attn.weight`` (d, 3d), whose
+    W_Q and W_K columns (the first 2d) must not move; none for the other groups. A zero
+    gradient entry stays put under SGD and under Adam's first step alike."""
+    if stepped != "deepnet":
+        return []
+    pairs = []
+    for b in model.h:
+        w = b.attn.c_attn.weight                                        # (d, 3d)
+        mask = torch.zeros_like(w)
+        mask[:, 2 * (w.shape[1] // 3):] = 1.0                           # W_V's d columns
+        pairs.append((w, mask))
+    return pairs
 
 
 def first_step(model, idx: torch.Tensor, targets: torch.Tensor, lr: float,
@@ -227,6 +253,8 @@ def first_step(model, idx: torch.Tensor, targets: torch.Tensor, lr: float,
     stepped_copy.train()
     _, loss = stepped_copy(idx, targets)
     loss.backward()
+    for w, mask in step_mask(stepped_copy, stepped):
+        w.grad.mul_(mask)
     opt.step()
     return stepped_copy
 
@@ -235,7 +263,7 @@ def first_update_size(model, idx: torch.Tensor, targets: torch.Tensor, probe: to
                       lr: float, optimizer: str = "adam", stepped: str = "all") -> float:
     """DeepNet's early-update measure after ONE step from initialisation, ||F(x; theta_1) -
     F(x; theta_0)|| on the ``probe`` batch, for a plain SGD step or Adam's first step
-    (``first_step``), every parameter moved or (``stepped="blocks"``) only the blocks'.
+    (``first_step``), every parameter moved or only a group of them (``stepped_parameters``).
 
     Why both optimisers: DeepNet bounds the update for SGD-like steps, whose size follows the
     gradient; Adam's first step is ``lr * sign(g)`` for every entry (its moments start at g
