@@ -41,6 +41,18 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   page), so the claim's part is the comparison; it needs both best rates bracketed, a
   control that trained (every seed) and early blocks whose removal costs something (above
   zero), else it is not testable.
+  *Removal, as amended on 2026-12-05 before ``layer_use_48_long_edges`` and
+  ``layer_use_48_long_lns`` were read* (a reviewer's reading of ``layer_use_48_long``):
+  DeepNorm differs from pre-norm in the norm's place, alpha, beta and the final LayerNorm,
+  and a post-norm-family stack leaning on its last blocks would give the same contrast, so
+  on the 450-step recipe it is shown as an illustration with no word. The control is
+  pre-norm with LayerNorm Scaling (``layer_use_48_long_lns``; one change, the one Sun et al.
+  make so that deep pre-norm blocks do more), and the late quarter leaves out each stack's
+  last block (its removal also removes what feeds the head directly), as the early quarter
+  leaves out block 1. Pre-norm's late / early ratio clearly below the control's:
+  reproduced; clearly above: contradicted; within noise: not shown here; the conditions
+  above (bracketed best rates, every seed trained, early removal costs above zero) still
+  make it not testable.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
