@@ -768,3 +768,48 @@ def test_ablation_part_needs_full_deepnorm_to_beat_post_norm_first():
     beta = ablation_part(out, "beta", "full", "post", 48)
     assert not beta.controlled and beta.word == NOT_TESTABLE
     assert beta.vs_post.words[48] == REPRODUCED             # shown, not the row's word
+
+
+# -- C10's removal rule as amended on 2026-12-05: the late quarter without the last block -----
+def test_layer_use_can_leave_the_last_block_out_of_the_late_quarter():
+    """``last_out``: the late quarter of an 8-block stack is block 7 alone (block 8 left out,
+    as block 1 is of the early quarter); without it, blocks 7 and 8 as before."""
+    L = 8
+    probes = {"contribution_init": [1.0] * L, "contribution": [1.0] * L,
+              "layer_removal_cost_init": [0.0] * L,
+              "layer_removal_cost": [0.5, 0.2] + [0.1] * 4 + [0.02, 0.6],
+              "loss_init": 4.0, "loss": 2.0}
+    rec = stored_record({"a": ({"n_layer": L}, [{"probes": probes}] * 3)})
+    whole, cut = layer_use(rec), layer_use(rec, last_out=True)
+    assert whole.late == slice(6, 8) and cut.late == slice(6, 7)
+    assert cut.early == whole.early == slice(1, 2)
+    assert whole.skip_late == pytest.approx((0.31,) * 3)
+    assert cut.skip_late == pytest.approx((0.02,) * 3)
+
+
+def test_layer_use_control_without_the_last_block_judges_the_blocks_before_it():
+    """A control whose late removal cost sits in its last block only: with the whole late
+    quarter pre-norm's ratio is clearly below the control's (reproduced); with the last block
+    left out (the amended rule) the two are alike (not shown here)."""
+    from depthnotes.verdicts.ch5_fixes import layer_use_control, removal_ratio
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]
+    ctl = [(2.4, 0.05, 0.001, 0.08), (2.5, 0.06, 0.002, 0.1), (2.45, 0.055, 0.001, 0.09)]
+
+    def at(lr, fam, vals):
+        def run(loss, early, late, last=None):
+            r = _use_run(loss + (0.0 if lr == 1e-3 else 0.3), early, late)
+            if last is not None:
+                r["probes"]["layer_removal_cost"][-1] = last
+            return r
+        return [run(*v) for v in vals]
+
+    rec = stored_record({
+        f"{fam}, lr={lr:g}": ({"family": fam, "n_layer": 8, "lr": lr}, at(lr, fam, vals))
+        for fam, vals in (("pre", pre), ("ctl", ctl)) for lr in (3e-4, 1e-3, 3e-3)})
+    out = depth_outcomes(rec, BASE, 0.25)
+    assert layer_use_control(rec, out["pre"][0], out["ctl"][0]).word == REPRODUCED
+    c = layer_use_control(rec, out["pre"][0], out["ctl"][0], last_out=True)
+    assert c.word == NOT_SHOWN and c.control.late == slice(6, 7)
+    assert removal_ratio(rec, out["ctl"][0].arm, last_out=True) == pytest.approx(
+        (0.02, 1 / 30, 1 / 55))

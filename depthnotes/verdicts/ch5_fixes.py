@@ -70,9 +70,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   rate, provided its exponent does not depend on the rate (every seed within
   ``FLAT_EXPONENT`` of the next rate's), else not testable. Two SGD rows, by what the step
   moves (``sgd_responses(..., stepped=)``): the whole model (``init_response_depth`` and
-  ``init_response_sgd``), and the residual blocks' parameters only
-  (``init_response_sgd_blocks``), the group DeepNet's bound on the update is about; the
-  same rule judges both.
+  ``init_response_sgd``), and, since 2026-12-05, the matrices DeepNet's bound sums over
+  (``init_response_sgd_deepnet``: per block W_V, W_O, W_1 and W_2); the same rule judges
+  both. The residual blocks' parameters only (``init_response_sgd_blocks``: W_Q, W_K,
+  LayerNorm gains and biases too, which the bound leaves out) was that row until a reviewer
+  objected; it is shown as a diagnostic with no word, since it does not test the bound.
 """
 
 from __future__ import annotations
@@ -107,12 +109,20 @@ RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges", "alpha_on
 #: 2026-12-05 before ``layer_use_48_long`` was read; a best rate whose arm carries no probe
 #: cannot be read by ``layer_use`` (an error, not a word).
 RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
+#: C10's removal part as amended on 2026-12-05 (module docstring), read as one grid:
+#: pre-norm (Xavier) at 1e-3 to 3e-2 (``layer_use_48_long``) and 3e-4
+#: (``layer_use_48_long_edges``), and the control, pre-norm with LayerNorm Scaling, at 3e-4 to
+#: 1e-2 (``layer_use_48_long_lns``); every arm probed, one recipe and validation text. Fixed
+#: before either new record was read. DeepNorm (``RECORDS_48_LONG_PROBED``) is shown beside it
+#: as an illustration, with no word.
+RECORDS_48_LONG_LNS = ("layer_use_48_long", "layer_use_48_long_edges",
+                       "layer_use_48_long_lns")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
-           *RECORDS_48_LONG, "layer_use_48_long", "prenorm_layer_use",
+           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
-           "deepnorm_1000_layers")
+           "init_response_sgd_deepnet", "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
@@ -372,12 +382,17 @@ class LayerUse:
     skip_late_init: tuple[float, ...]
 
 
-def layer_use(record, arm: str | None = None) -> LayerUse:
-    """The quarters of ``prenorm_layer_use`` (its one arm unless ``arm`` is given)."""
+def layer_use(record, arm: str | None = None, *, last_out: bool = False) -> LayerUse:
+    """The quarters of ``prenorm_layer_use`` (its one arm unless ``arm`` is given): early
+    blocks 2 .. L/4, late the last L/4 blocks; with ``last_out`` the late quarter leaves out
+    the last block (C10's removal rule as amended on 2026-12-05, module docstring: removing
+    the last block also removes what feeds the head directly), as the early one leaves out
+    block 1. The contribution rule and the older removal readings use the whole quarter."""
     arm = record.arms[0] if arm is None else arm
     L = record.arm(arm)["info"]["n_layer"]
     q = max(1, L // 4)
-    early, late = slice(1, max(2, q)), slice(L - q, L)
+    early = slice(1, max(2, q))
+    late = slice(L - q, L - 1) if last_out and q > 1 else slice(L - q, L)
     probes = [record.run(arm, s)["probes"] for s in record.seeds]
 
     def ratio(p, key):
@@ -493,7 +508,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RECORDS_48_LONG", "RECORDS_48_LONG_PROBED", "RunOutcome",
+           "RECORDS_48", "RECORDS_48_LONG", "RECORDS_48_LONG_PROBED", "RECORDS_48_LONG_LNS",
+           "RunOutcome",
            "run_outcome", "depth_comparison",
            "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
@@ -544,19 +560,20 @@ def bounded_word(exponents: list[float]) -> str:
 
 
 # -- C10 against a control: is the late blocks' small removal cost pre-norm's own? ----------
-def removal_ratio(record, arm: str) -> tuple[float, ...]:
+def removal_ratio(record, arm: str, *, last_out: bool = False) -> tuple[float, ...]:
     """Per seed, in the trained model: the mean loss rise when one of the last L/4 blocks is
-    removed over the mean rise for one of blocks 2 .. L/4 (``layer_use``'s quarters). Small
-    means the late blocks matter little."""
-    use = layer_use(record, arm)
+    removed (the last block left out with ``last_out``) over the mean rise for one of blocks
+    2 .. L/4 (``layer_use``'s quarters). Small means the late blocks matter little."""
+    use = layer_use(record, arm, last_out=last_out)
     return tuple(late / early for late, early in zip(use.skip_late, use.skip_early))
 
 
 def control_word(pre: tuple[float, ...], control: tuple[float, ...],
                  names: tuple[str, str] = ("pre-norm", "control")) -> tuple[str, Ranking]:
     """C10's control part: pre-norm's late / early removal-cost ratio must be clearly below
-    the control's (a post-norm-family stack trained with the same recipe), else the small
-    cost of a late block is not pre-norm's doing."""
+    the control's (a stack trained with the same recipe: post-norm-family stacks on the
+    older records, pre-norm with LayerNorm Scaling since the amendment), else the small cost
+    of a late block is not pre-norm's doing."""
     cmp = compare_many({names[0]: pre, names[1]: control},
                        metric="late / early removal cost (trained)")
     return word_for(cmp, names[0]), cmp
@@ -584,8 +601,8 @@ class LayerUseControl:
     unbracketed: tuple[str, ...] = ()
 
 
-def layer_use_control(record, pre_row: DepthOutcome,
-                      control_row: DepthOutcome) -> LayerUseControl:
+def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, *,
+                      last_out: bool = False) -> LayerUseControl:
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
     probe: the pre-norm family and the control family (a post-norm-family stack, the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
@@ -596,11 +613,15 @@ def layer_use_control(record, pre_row: DepthOutcome,
     the two ratios. Written after the 48-block records had run, on their design
     (book/methods.md, C10); the bracket condition added on 2026-12-05 before
     ``layer_use_48_long`` was read. Its preconditions can only withhold a word, never grant
-    one."""
+    one. ``last_out`` is the rule as amended on 2026-12-05 before ``layer_use_48_long_edges``
+    and ``layer_use_48_long_lns`` were read (module docstring): each stack's late quarter
+    leaves out its last block; the rule reads ``RECORDS_48_LONG_LNS`` with it, pre-norm with
+    LayerNorm Scaling the control. Without it, the older readings the page shows as
+    history (the 150-step records, DeepNorm on ``RECORDS_48_LONG_PROBED``)."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
-    uses = [layer_use(record, r.arm) for r in rows]
+    uses = [layer_use(record, r.arm, last_out=last_out) for r in rows]
     early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
     unbracketed = tuple(r.family for r in rows if not r.pick.judgeable)
     untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
@@ -608,8 +629,8 @@ def layer_use_control(record, pre_row: DepthOutcome,
     if unbracketed or untrained or unresolved:
         return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None,
                                unbracketed)
-    word, cmp = control_word(removal_ratio(record, pre_row.arm),
-                             removal_ratio(record, control_row.arm),
+    word, cmp = control_word(removal_ratio(record, pre_row.arm, last_out=last_out),
+                             removal_ratio(record, control_row.arm, last_out=last_out),
                              (pre_row.family, control_row.family))
     return LayerUseControl(word, (), (), *uses, *rows, early, cmp, ())
 
@@ -711,9 +732,10 @@ def sgd_responses(*records,
                   stepped: str = "all") -> dict[float, dict[str, dict[int, list[float]]]]:
     """``{lr: {family: {L: [first update per seed]}}}`` of every plain SGD step the records'
     ``init_response`` probes took with the parameter group ``stepped`` moved (``"all"``, the
-    whole model, or ``"blocks"``, the residual blocks only; ``probes.stepped_parameters``):
-    ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate of ``sgd_lrs``
-    (``init_response_sgd``, ``init_response_sgd_blocks``). The one reader of stored SGD
+    whole model; ``"blocks"``, the residual blocks only; ``"deepnet"``, the matrices DeepNet's
+    bound sums over; ``probes.stepped_parameters``): ``sgd_lr`` (``init_response_depth``'s
+    0.1) and each rate of ``sgd_lrs`` (``init_response_sgd``, ``init_response_sgd_blocks``,
+    ``init_response_sgd_deepnet``). The one reader of stored SGD
     updates (``init_responses`` reads its ``"sgd"`` here). A rate measured twice for one arm,
     or a record with no step of the group asked for, is an error."""
     out: dict[float, dict[str, dict[int, list[float]]]] = {}
