@@ -267,15 +267,16 @@ FINDINGS: dict[str, Finding] = {
                                  "L = {c9s_needs_at} only; pre-norm trained at the top rate "
                                  "without it, so a rise in its rate could not be seen.",
                       IN_PART),
-    "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
-                           "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
-                           "the early blocks' ({c10_recipe} characters); in {c10l_recipe}, "
-                           "from {c10l_ratio_init} to {c10l_ratio}: the effect shrinks with "
+    "C10 contribution": _F("contribution", "Training moved a 48-block pre-norm stack's "
+                           "late / early share from {c10_ratio_init} to {c10_ratio} "
+                           "({c10_recipe} characters); in {c10l_recipe}, from "
+                           "{c10l_ratio_init} to {c10l_ratio}: the effect shrinks with "
                            "training.", NOT_SHOWN),
-    "C10 removal": _F("removal", "In {c10l_steps}-step runs both stacks train; pre-norm's "
-                      "late / early removal-cost ratio is {c10l_pre_ratio} over seeds, "
-                      "DeepNorm's {c10l_deep_ratio}, but pre-norm's best rate, "
-                      "{c10l_pre_lr}, ties the grid's lowest: unbracketed.", NOT_TESTABLE),
+    "C10 removal": _F("removal", "In {c10l_steps}-step runs, last block left out, pre-norm's "
+                      "late / early removal-cost ratio is {c10n_pre_ratio} over seeds; with "
+                      "LayerNorm Scaling, its one-change control, {c10n_lns_ratio}: within "
+                      "noise. DeepNorm ({c10n_deep_ratio}) is shown without a word.",
+                      NOT_SHOWN),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
