@@ -432,6 +432,30 @@ def test_the_rate_records_are_layer_pruning_at_other_rates(quick):
     assert sorted({lr for _, lr in seen}) == rates
 
 
+@pytest.mark.parametrize("quick", [True, False])
+def test_healed_arms_at_a_rate_are_the_rate_records_stacks_healed_at_a_tenth(quick):
+    """A healing record at another rate heals the very stacks the rate records trained there
+    (name, model and recipe of their arm), at a tenth of the rate; at PRUNE_LR, the stored
+    healing record's arms."""
+    from depthnotes.experiments.ch6 import HEAL_LR, PRUNE_LR, healed_arms
+    from depthnotes.experiments.registry import get_experiment
+
+    for lr, source in ((PRUNE_LR, "layer_pruning"), (PRUNE_LR * 2, "layer_pruning_rates")):
+        trained = {a.name: a for a in get_experiment(source, quick=quick).arms
+                   if a.recipe.lr == lr}
+        arms = healed_arms(quick, lr)
+        assert [a.info["n_layer"] for a in arms] == sorted(
+            a.info["n_layer"] for a in trained.values() if a.info["role"] == "pruned")
+        for a in arms:
+            t = trained[a.name]
+            assert (a.model, a.recipe) == (t.model, t.recipe) and a.recipe.lr == lr
+            assert a.info["heal"]["lr"] == pytest.approx(lr / 10)
+            assert {k: v for k, v in a.info.items() if k not in ("heal", "final_probes")} \
+                == {k: v for k, v in t.info.items() if k != "final_probes"}
+    assert healed_arms(quick) == get_experiment("layer_pruning_healed", quick=quick).arms
+    assert healed_arms(quick)[0].info["heal"]["lr"] == HEAL_LR
+
+
 def test_pruning_grid_reads_every_arm_at_its_best_bracketed_rate():
     """Each arm's best rate comes from its validation loss (evidence.best_rate with the loss
     margin); the pruning rule is then read at that rate, and a pruned depth whose best sits at

@@ -408,9 +408,11 @@ def layer_pruning_rates_top(quick: bool = False) -> Experiment:
 
 
 #: ``layer_pruning_healed``'s healing fine-tune: steps (a tenth of the training run), warm-up
-#: (the optimizer starts fresh) and the constant rate (the one training ended at: cosine decay
-#: to 0.1 x ``PRUNE_LR``); and the fractions of the stack removed before healing.
-HEAL_STEPS, HEAL_WARMUP, HEAL_LR = 200, 20, PRUNE_LR * 0.1
+#: (the optimizer starts fresh) and the constant rate, a fraction of the peak rate: the one
+#: training ended at (cosine decay to 0.1 x the peak; ``HEAL_LR`` at ``PRUNE_LR``); and the
+#: fractions of the stack removed before healing.
+HEAL_STEPS, HEAL_WARMUP, HEAL_LR_FRACTION = 200, 20, 0.1
+HEAL_LR = PRUNE_LR * HEAL_LR_FRACTION
 HEAL_FRACTIONS = (4, 2)       # n = L // 4 and L // 2
 
 
@@ -421,17 +423,31 @@ def heal_plan(L: int) -> list[list]:
                             for f in HEAL_FRACTIONS]
 
 
+def healed_arms(quick: bool, lr: float = PRUNE_LR) -> tuple[Arm, ...]:
+    """``layer_pruning``'s pruned arms trained at peak ``lr``, each healed at
+    ``HEAL_LR_FRACTION`` x ``lr`` (the rate its training ends at): at ``PRUNE_LR`` exactly
+    layer_pruning's arms; at another rate named, trained and labelled as layer_pruning_rates'
+    arms at that rate are, so that the healed stacks are those records' trained stacks. One
+    builder for every healing record, so that they differ only in the rate."""
+    heal = {"steps": 2 if quick else HEAL_STEPS, "warmup_steps": 1 if quick else HEAL_WARMUP,
+            "lr": lr * HEAL_LR_FRACTION}
+    arms = []
+    for a in layer_pruning(quick).arms:
+        if a.info["role"] != "pruned":
+            continue
+        if lr != PRUNE_LR:
+            a = Arm(a.name + prune_rate_suffix(lr), a.model, a.recipe.replace(lr=lr),
+                    {**a.info, "lr": lr})
+        arms.append(Arm(a.name, a.model, a.recipe, {
+            **a.info, "final_probes": ["gromov_prune_losses", "gromov_prune_starts",
+                                       "shortgpt_prune_losses", "healed_losses"],
+            "heal": {**heal, "plan": heal_plan(a.info["n_layer"])}}))
+    return tuple(arms)
+
+
 @register
 def layer_pruning_healed(quick: bool = False) -> Experiment:
-    base = layer_pruning(quick)
-    heal = {"steps": 2 if quick else HEAL_STEPS, "warmup_steps": 1 if quick else HEAL_WARMUP,
-            "lr": HEAL_LR}
-    arms = tuple(
-        Arm(a.name, a.model, a.recipe,
-            {**a.info, "final_probes": ["gromov_prune_losses", "gromov_prune_starts",
-                                        "shortgpt_prune_losses", "healed_losses"],
-             "heal": {**heal, "plan": heal_plan(a.info["n_layer"])}})
-        for a in base.arms if a.info["role"] == "pruned")
+    arms = healed_arms(quick)
     return Experiment(
         name="layer_pruning_healed", quick=quick,
         description=(
