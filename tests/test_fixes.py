@@ -548,8 +548,9 @@ class _ResponseRecord:
         self.arms = [f"DeepNorm, L={L}" for L in depths]
         self._L = dict(zip(self.arms, depths))
 
-    def arm(self, name):
-        return {"info": {"family": "DeepNorm", "n_layer": self._L[name]}}
+    def arm(self, name):                    # the probe as init_response_depth's names it
+        return {"info": {"family": "DeepNorm", "n_layer": self._L[name],
+                         "probe": {"sgd_lr": 0.1}}}
 
     def run(self, name, seed):
         L = self._L[name]
@@ -590,14 +591,17 @@ class _SgdRecord:
 
     seeds = (0, 1, 2)
 
-    def __init__(self, k_by_lr, first=False, depths=(6, 24, 96, 200, 500, 1000)):
-        self.k_by_lr, self.first = dict(k_by_lr), first
+    def __init__(self, k_by_lr, first=False, depths=(6, 24, 96, 200, 500, 1000),
+                 stepped=None):
+        self.k_by_lr, self.first, self.stepped = dict(k_by_lr), first, stepped
         self.arms = [f"DeepNorm, L={L}" for L in depths]
         self._L = dict(zip(self.arms, depths))
 
     def arm(self, name):
         lrs = list(self.k_by_lr)
         probe = ({"sgd_lr": lrs[0]} if self.first else {"sgd_lr": None, "sgd_lrs": lrs})
+        if self.stepped is not None:        # init_response_sgd_blocks names its group
+            probe["stepped"] = self.stepped
         return {"info": {"family": "DeepNorm", "n_layer": self._L[name], "probe": probe}}
 
     def run(self, name, seed):
@@ -630,6 +634,14 @@ def test_sgd_part_judges_the_smallest_rate_when_its_exponent_does_not_depend_on_
         sgd_part(sgd_responses(big))
     with pytest.raises(ValueError, match="twice"):
         sgd_responses(big, big)
+    # the blocks-only steps are read apart from the whole model's, by the arm's probe: a
+    # record of the other group is refused, not mixed in
+    blocks = _SgdRecord({1e-2: 0.3, 1e-3: 0.3}, stepped="blocks")
+    assert sgd_part(sgd_responses(blocks, stepped="blocks")).word == CONTRADICTED
+    with pytest.raises(ValueError, match="no SGD step"):
+        sgd_responses(big, blocks)
+    with pytest.raises(ValueError, match="no SGD step"):
+        sgd_responses(big, stepped="blocks")
 
 
 def test_init_response_sgd_quick_record_reads_as_rates():
@@ -674,13 +686,18 @@ def _use_run(final, early, late, L=8):
     return loss_run(final, probes=probes)
 
 
-def _control_record(pre, deep):
-    """Two families at L = 8, each one rate: ``pre`` and ``deep`` are per-seed (final loss,
-    early removal cost, late removal cost)."""
+def _control_record(pre, deep, edge=()):
+    """Two families at L = 8, each at three rates, 1e-3 the best and bracketed (the others'
+    runs end 0.3 nats higher) unless the family is in ``edge`` (then 3e-3, the grid's top,
+    is the best): ``pre`` and ``deep`` are per-seed (final loss, early removal cost, late
+    removal cost) at the best rate."""
+    def at(lr, fam, vals):
+        best = 3e-3 if fam in edge else 1e-3
+        return [_use_run(loss + (0.0 if lr == best else 0.3), *rest) for loss, *rest in vals]
+
     return stored_record({
-        f"{fam}": ({"family": fam, "n_layer": 8, "lr": 1e-3},
-                   [_use_run(*v) for v in vals])
-        for fam, vals in (("pre", pre), ("deep", deep))})
+        f"{fam}, lr={lr:g}": ({"family": fam, "n_layer": 8, "lr": lr}, at(lr, fam, vals))
+        for fam, vals in (("pre", pre), ("deep", deep)) for lr in (3e-4, 1e-3, 3e-3)})
 
 
 def test_layer_use_control_compares_the_ratios_when_both_stacks_trained():
@@ -717,6 +734,20 @@ def test_layer_use_control_needs_a_trained_control_and_a_removal_cost_to_compare
     c = layer_use_control(rec, out["pre"][0], out["deep"][0])
     assert c.word == NOT_TESTABLE and c.untrained == () and c.unresolved == ("pre",)
     assert c.early_vs_zero["pre"] == "within noise"
+
+
+def test_layer_use_control_needs_both_best_rates_bracketed():
+    """The stacks of the reproduced case above, with the control's best rate at the top of
+    its grid: a rate beyond it might train the control differently, so not testable."""
+    from depthnotes.verdicts.ch5_fixes import layer_use_control
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]
+    deep = [(2.4, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]
+    rec = _control_record(pre, deep, edge=("deep",))
+    out = depth_outcomes(rec, BASE, 0.25)
+    c = layer_use_control(rec, out["pre"][0], out["deep"][0])
+    assert out["deep"][0].lr == 3e-3 and c.unbracketed == ("deep",)
+    assert c.word == NOT_TESTABLE and c.comparison is None
 
 
 def test_ablation_part_needs_full_deepnorm_to_beat_post_norm_first():

@@ -215,6 +215,79 @@ def test_deepnorms_first_adam_step_grows_with_depth_its_first_sgd_step_does_not(
                           x, y, probe, 1e-3, "lion")
 
 
+def test_a_blocks_only_first_step_moves_every_block_parameter_and_nothing_else():
+    """``stepped="blocks"``: one SGD step moves every parameter inside the blocks and leaves
+    the embeddings, the tied head and the final LayerNorm as they were; ``"all"`` moves the
+    embeddings too. The update it causes is smaller than the whole model's but not zero, and
+    the model given is never changed."""
+    from depthnotes.measure.probes import (first_step, first_update_size,
+                                           stepped_parameters)
+
+    m = model(n_layer=3)                                 # pre-norm: it has a final LayerNorm
+    idx, y = batch()
+    before = {name: p.detach().clone() for name, p in m.named_parameters()}
+    blocks = first_step(m, idx, y, lr=0.1, optimizer="sgd", stepped="blocks")
+    every = first_step(m, idx, y, lr=0.1, optimizer="sgd", stepped="all")
+    moved = {name: not torch.equal(p, before[name]) for name, p in blocks.named_parameters()}
+    assert all(moved[n] for n in moved if n.startswith("h.")), moved
+    outside = [n for n in moved if not n.startswith("h.")]
+    assert {"wte.weight", "wpe.weight", "ln_f.weight"} <= set(outside)
+    assert not any(moved[n] for n in outside), moved
+    assert not torch.equal(dict(every.named_parameters())["wte.weight"], before["wte.weight"])
+    assert all(torch.equal(p, before[n]) for n, p in m.named_parameters())   # untouched
+    assert len(stepped_parameters(m, "blocks")) == sum(1 for _ in m.h.parameters())
+    probe, _ = batch(B=2, seed=1)
+    part, whole = (first_update_size(m, idx, y, probe, 0.1, "sgd", s)
+                   for s in ("blocks", "all"))
+    assert 0 < part < whole, (part, whole)
+    with pytest.raises(ValueError, match="stepped"):
+        stepped_parameters(m, "embeddings")
+
+
+def test_a_deepnet_first_step_moves_only_w_v_w_o_and_the_ffn_matrices():
+    """``stepped="deepnet"``: per block only W_V (the last d columns of the fused c_attn), W_O
+    and both FFN weight matrices move; W_Q, W_K, every bias, every LayerNorm and everything
+    outside the blocks keep their values. Its update is smaller than the blocks' one."""
+    from depthnotes.measure.probes import first_step, first_update_size
+
+    m = model(n_layer=3)
+    idx, y = batch()
+    before = {name: p.detach().clone() for name, p in m.named_parameters()}
+    stepped = dict(first_step(m, idx, y, lr=0.1, optimizer="sgd",
+                              stepped="deepnet").named_parameters())
+    d = m.config.d_model
+    moving = ("attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+    for name, p in stepped.items():
+        delta = p - before[name]
+        if name.endswith("attn.c_attn.weight"):
+            assert torch.count_nonzero(delta[:, :2 * d]) == 0, name       # W_Q, W_K
+            assert torch.count_nonzero(delta[:, 2 * d:]) > 0, name        # W_V
+        elif name.startswith("h.") and name.endswith(moving):
+            assert torch.count_nonzero(delta) > 0, name
+        else:
+            assert torch.count_nonzero(delta) == 0, name
+    probe, _ = batch(B=2, seed=1)
+    part, blocks = (first_update_size(m, idx, y, probe, 0.1, "sgd", s)
+                    for s in ("deepnet", "blocks"))
+    assert 0 < part < blocks, (part, blocks)
+
+
+def test_the_init_response_probe_passes_its_stepped_group_on():
+    """The record probe's ``stepped`` reaches every step it takes: blocks-only updates differ
+    from whole-model ones at the same rate, and an unknown group is refused."""
+    from depthnotes.data.corpus import load_corpus
+    from depthnotes.measure.record_probes import InitResponseProbe
+
+    corpus = load_corpus()
+    m = model(n_layer=2, vocab_size=corpus.vocab_size)
+    kw = dict(batch_size=2, context=8, eps=None, sgd_lr=None, adam_lrs=[], sgd_lrs=[1e-2])
+    got = {s: InitResponseProbe(m, corpus, stepped=s, **kw).result(m)["sgd_updates"][0]
+           for s in ("all", "blocks")}
+    assert 0 < got["blocks"] < got["all"], got
+    with pytest.raises(ValueError, match="stepped"):
+        InitResponseProbe(m, corpus, stepped="head", **kw)
+
+
 def test_block_move_tracker_measures_each_blocks_step_against_a_direct_computation():
     """Per step and block: ||x_l(t) - x_l(t-1)|| / ||x_l(0)||, from the model's own stream;
     an untouched model moves by zero, a block whose output is replaced moves by its size."""

@@ -190,8 +190,10 @@ def init_response_depth(quick: bool = False) -> Experiment:
 SGD_RESPONSE_LRS = (1e-2, 1e-3)
 
 
-@register
-def init_response_sgd(quick: bool = False) -> Experiment:
+def _sgd_response_arms(quick: bool, stepped: str) -> tuple:
+    """``init_response_sgd``'s arms, the probe's steps moving the parameter
+    group ``stepped`` (``probes.stepped_parameters``): its depths, families, seeds and rates
+    are shared with ``init_response_sgd_blocks``, which differs in that group only."""
     from depthnotes.experiments.ch5 import thin_config      # the chapters' one thin shape
 
     depths = (1, 2, 3) if quick else (6, 24, 96, 200, 500, 1000)
@@ -201,11 +203,18 @@ def init_response_sgd(quick: bool = False) -> Experiment:
                          grad_clip=None, eval_every=0, eval_batches=1, eval_seed=0, **size)
     probe = {"name": "init_response", **size, "eps": None, "sgd_lr": None,
              "adam_lrs": [], "sgd_lrs": list(SGD_RESPONSE_LRS)}
-    arms = tuple(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
+    if stepped != "all":            # the stored init_response_sgd has no such key
+        probe["stepped"] = stepped
+    return tuple(Arm(f"{family}, L={L}", thin_config(L, norm, init), recipe,
                      {"family": family, "short": short, "norm": norm, "init": init,
                       "n_layer": L, "probe": probe})
                  for L in depths for family, short, norm, init in RESPONSE_FAMILIES
                  if family in RESPONSE_DEEP_FAMILIES)
+
+
+@register
+def init_response_sgd(quick: bool = False) -> Experiment:
+    arms = _sgd_response_arms(quick, "all")
     return Experiment(
         name="init_response_sgd", quick=quick,
         description=(
@@ -221,4 +230,49 @@ def init_response_sgd(quick: bool = False) -> Experiment:
             "with depth is the gradient's; at 0.1 it need not be. The record's own training "
             "(one Adam step) is a formality. 3 seeds per arm (54 runs)."),
         measures="per model at initialisation: first update after one SGD step at two rates",
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def init_response_sgd_blocks(quick: bool = False) -> Experiment:
+    arms = _sgd_response_arms(quick, "blocks")
+    return Experiment(
+        name="init_response_sgd_blocks", quick=quick,
+        description=(
+            "Chapter 5 (C12): init_response_sgd with only the residual blocks' parameters "
+            "stepped: per block the two LayerNorms' gains and biases, W_Q, W_K, W_V and W_O "
+            "with their biases, and both FFN matrices with theirs; the token and position "
+            "embeddings, the tied unembedding and pre-norm's final LayerNorm keep their "
+            "initial values: the embeddings and head sit outside DeepNet's sum over the "
+            "blocks' sublayers (the group also holds W_Q, W_K, biases and LayerNorms, which "
+            "its bound leaves out: init_response_sgd_deepnet). The same depths (6 to 1,000 "
+            "blocks of the thin shape), families (post-norm with Xavier init, pre-norm with "
+            "Xavier init, DeepNorm), rates (1e-2 and 1e-3), batches and 3 seeds per arm (54 "
+            "runs); ||F(x; theta_1) - F(x; theta_0)|| with F the final hidden state. The "
+            "record's own training (one Adam step) is a formality. CPU estimate about 7 "
+            "minutes on 2 workers."),
+        measures=("per model at initialisation: first update after one SGD step of the "
+                  "blocks' parameters only, at two rates"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def init_response_sgd_deepnet(quick: bool = False) -> Experiment:
+    arms = _sgd_response_arms(quick, "deepnet")
+    return Experiment(
+        name="init_response_sgd_deepnet", quick=quick,
+        description=(
+            "Chapter 5 (C12): init_response_sgd with only the matrices DeepNet's update "
+            "bound sums over stepped: per block W_V (the value columns of the fused "
+            "attention input matrix), W_O and both FFN weight matrices, the ones its beta "
+            "scales; W_Q, W_K, every bias, every LayerNorm, the embeddings and the head "
+            "keep their initial values. The same depths (6 to 1,000 blocks of the thin "
+            "shape), families (post-norm with Xavier init, pre-norm with Xavier init, "
+            "DeepNorm), rates (1e-2 and 1e-3), batches and 3 seeds per arm (54 runs); "
+            "||F(x; theta_1) - F(x; theta_0)|| with F the final hidden state. The record's "
+            "own training (one Adam step) is a formality. Added after init_response_sgd_blocks "
+            "was read, because that group holds parameters the bound leaves out. CPU "
+            "estimate about 7 minutes on 2 workers."),
+        measures=("per model at initialisation: first update after one SGD step of W_V, "
+                  "W_O, W_1 and W_2 only, at two rates"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))

@@ -537,6 +537,60 @@ def layer_use_48_long(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: The rate added to ``layer_use_48_long`` after it was read (``layer_use_48_long_edges``):
+#: pre-norm's best, 3e-3, was within noise of its grid's lowest rate, 1e-3, so the grid did
+#: not bracket it; one rate below, probed the same way.
+LONG_PROBED_EDGES_48 = (("pre-norm, Xavier", "pre X", "pre", "xavier", (3e-4,)),)
+
+
+@register
+def layer_use_48_long_edges(quick: bool = False) -> Experiment:
+    probe = _probe_48(quick)
+    arms = tuple(dataclasses.replace(a, info={**a.info, "probe": probe})
+                 for a in _arms_48_long(LONG_PROBED_EDGES_48, quick))
+    return Experiment(
+        name="layer_use_48_long_edges", quick=quick,
+        description=(
+            "Chapter 5 (C10): the rate layer_use_48_long's pre-norm grid missed, with its "
+            "recipe, validation text and per-block probe at 48 blocks: pre-norm with Xavier "
+            "init at peak rate 3e-4 (its best, 3e-3, was within noise of the grid's lowest "
+            "rate, 1e-3). Added after layer_use_48_long was read. 3 seeds (3 runs)."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run); per block, "
+                  "untrained and trained: relative contribution and loss rise when removed"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: C10's one-change control on the 450-step recipe (``layer_use_48_long_lns``): pre-norm with
+#: LayerNorm Scaling (Sun et al. 2025: each branch's LayerNorm output times 1/sqrt(l)), the
+#: change that paper makes so that deep pre-norm blocks do more; Xavier init as pre-norm's.
+LONG_LNS_48 = (("pre-norm, LN scaling", "pre LNS", "pre", "xavier", (3e-4, 1e-3, 3e-3, 1e-2)),)
+
+
+@register
+def layer_use_48_long_lns(quick: bool = False) -> Experiment:
+    probe = _probe_48(quick)
+    arms = tuple(dataclasses.replace(a, model=a.model.replace(ln_scaling="1/sqrt(l)"),
+                                     info={**a.info, "ln_scaling": "1/sqrt(l)",
+                                           "probe": probe})
+                 for a in _arms_48_long(LONG_LNS_48, quick))
+    return Experiment(
+        name="layer_use_48_long_lns", quick=quick,
+        description=(
+            "Chapter 5 (C10): a control that differs from pre-norm in one change, at 48 "
+            "blocks on layer_use_48_long's recipe, validation text and per-block probe: "
+            "pre-norm with Xavier init and LayerNorm Scaling (each branch's LayerNorm "
+            "output times 1/sqrt(l), Sun et al. 2025) at peak rates 3e-4, 1e-3, 3e-3 and "
+            "1e-2. Added after the first reading of layer_use_48_long (DeepNorm, its first "
+            "control, differs from pre-norm in the norm's place, alpha, beta and the final "
+            "LayerNorm). 3 seeds per arm (12 runs). CPU estimate about 10 minutes on 2 "
+            "workers."),
+        measures=("training loss per step; validation loss every 150 steps (the same 24 "
+                  "batches of 8 x 64 held-out characters for every run); per block, "
+                  "untrained and trained: relative contribution and loss rise when removed"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: The depths of ``deepnorm_depth_sweep`` and the rate it starts from at the first: Adam's
 #: first step grows like sqrt(L) at a fixed rate (``init_response_depth``), so the rate
 #: shrinks as 1/sqrt(L) from DeepNorm's best at L = 48 (``fixes_at_48``).

@@ -188,31 +188,91 @@ def output_sensitivity(model, idx: torch.Tensor, eps: float = 1e-3, seed: int = 
     return _token_norm(after - before) / _token_norm(before)
 
 
-def first_update_size(model, idx: torch.Tensor, targets: torch.Tensor, probe: torch.Tensor,
-                      lr: float, optimizer: str = "adam") -> float:
-    """DeepNet's early-update measure after ONE step from initialisation, ||F(x; theta_1) -
-    F(x; theta_0)|| on the ``probe`` batch, for a plain SGD step or Adam's first step.
+#: The parameter groups a first step can move (``stepped_parameters``): ``"all"``, every
+#: parameter of the model; ``"blocks"``, only those inside the residual blocks ``model.h``;
+#: ``"deepnet"``, only the four matrices per block that DeepNet's update bound is about.
+STEPPED_GROUPS = ("all", "blocks", "deepnet")
 
-    Why both: DeepNet bounds the update for SGD-like steps, whose size follows the gradient;
-    Adam's first step is ``lr * sign(g)`` for every entry (its moments start at g and g^2),
-    so every parameter moves by about ``lr`` whatever its gradient, and the output's move then
-    grows with the number of parameters moved, that is with depth. A copy of ``model`` is
-    stepped; ``model`` is left as it was."""
+
+def stepped_parameters(model, stepped: str = "all") -> list:
+    """The parameters a first step moves. ``"all"``: every parameter (``model.parameters()``).
+    ``"blocks"``: every parameter inside the residual blocks and nothing else, per block (d =
+    d_model, f = d_ff; biases only when the config has them): ``ln_1`` and ``ln_2`` gains and
+    biases (d,), attention ``c_attn`` (d, 3d) = W_Q | W_K | W_V with its bias (3d,), ``c_proj``
+    (d, d) = W_O with bias (d,), and the FFN's ``c_fc`` (d, f) and ``c_proj`` (f, d) with biases
+    (f,) and (d,). Left out: the token and position embeddings ``wte`` (V, d) and ``wpe``
+    (T, d), the unembedding (tied to ``wte``, or ``lm_head`` (V, d)) and a pre-norm stack's
+    final LayerNorm ``ln_f`` (d,). Why the second group: the embeddings and head sit outside
+    the blocks' sum. ``"deepnet"``: per block only the weights of ``c_attn`` (its W_V columns
+    move, ``step_mask``), ``attn.c_proj`` (W_O), ``mlp.c_fc`` (W_1) and ``mlp.c_proj`` (W_2),
+    no bias, no LayerNorm, no W_Q or W_K: the matrices DeepNet's bound on the model update
+    sums over (Wang et al. 2022, section 4, as we read it: attention reduced to its value
+    path, LayerNorm without learned gain or bias), the ones its beta scales."""
+    if stepped not in STEPPED_GROUPS:
+        raise ValueError(f"stepped must be one of {STEPPED_GROUPS}, got {stepped!r}")
+    if stepped == "all":
+        return list(model.parameters())
+    if stepped == "blocks":
+        return list(model.h.parameters())
+    return [w for b in model.h for w in (b.attn.c_attn.weight, b.attn.c_proj.weight,
+                                         b.mlp.c_fc.weight, b.mlp.c_proj.weight)]
+
+
+def step_mask(model, stepped: str) -> list:
+    """(parameter, mask) pairs whose gradient is multiplied by the mask before a step of
+    group ``stepped``: for ``"deepnet"`` each block's fused ``c_attn.weight`` (d, 3d), whose
+    W_Q and W_K columns (the first 2d) must not move; none for the other groups. A zero
+    gradient entry stays put under SGD and under Adam's first step alike."""
+    if stepped != "deepnet":
+        return []
+    pairs = []
+    for b in model.h:
+        w = b.attn.c_attn.weight                                        # (d, 3d)
+        mask = torch.zeros_like(w)
+        mask[:, 2 * (w.shape[1] // 3):] = 1.0                           # W_V's d columns
+        pairs.append((w, mask))
+    return pairs
+
+
+def first_step(model, idx: torch.Tensor, targets: torch.Tensor, lr: float,
+               optimizer: str = "adam", stepped: str = "all"):
+    """A copy of ``model`` after ONE step from where it is, on ``(idx, targets)``: plain SGD
+    (no momentum, no weight decay) or Adam's first step, moving only the parameters of group
+    ``stepped`` (``stepped_parameters``; the others keep their values, though the gradient
+    flows through them). ``model`` is left as it was."""
     import copy
 
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
     if not lr > 0:
         raise ValueError(f"lr must be > 0, got {lr!r}")
-    stepped = copy.deepcopy(model)
-    reference = final_hidden(stepped, probe)                          # (B, T, d)
-    opt = (torch.optim.Adam(stepped.parameters(), lr=lr) if optimizer == "adam"
-           else torch.optim.SGD(stepped.parameters(), lr=lr))
-    stepped.train()
-    _, loss = stepped(idx, targets)
+    stepped_copy = copy.deepcopy(model)
+    params = stepped_parameters(stepped_copy, stepped)
+    opt = (torch.optim.Adam(params, lr=lr) if optimizer == "adam"
+           else torch.optim.SGD(params, lr=lr))
+    stepped_copy.train()
+    _, loss = stepped_copy(idx, targets)
     loss.backward()
+    for w, mask in step_mask(stepped_copy, stepped):
+        w.grad.mul_(mask)
     opt.step()
-    return update_size(stepped, reference, probe)
+    return stepped_copy
+
+
+def first_update_size(model, idx: torch.Tensor, targets: torch.Tensor, probe: torch.Tensor,
+                      lr: float, optimizer: str = "adam", stepped: str = "all") -> float:
+    """DeepNet's early-update measure after ONE step from initialisation, ||F(x; theta_1) -
+    F(x; theta_0)|| on the ``probe`` batch, for a plain SGD step or Adam's first step
+    (``first_step``), every parameter moved or only a group of them (``stepped_parameters``).
+
+    Why both optimisers: DeepNet bounds the update for SGD-like steps, whose size follows the
+    gradient; Adam's first step is ``lr * sign(g)`` for every entry (its moments start at g
+    and g^2), so every parameter moves by about ``lr`` whatever its gradient, and the output's
+    move then grows with the number of parameters moved, that is with depth. A copy of
+    ``model`` is stepped; ``model`` is left as it was."""
+    reference = final_hidden(model, probe)                            # (B, T, d)
+    return update_size(first_step(model, idx, targets, lr, optimizer, stepped), reference,
+                       probe)
 
 
 @torch.no_grad()

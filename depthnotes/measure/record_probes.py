@@ -139,26 +139,36 @@ class InitResponseProbe:
     with depth from the step's own nonlinearity, a second, smaller one can (C12). Setting
     ``eps``, ``sgd_lr`` to None and ``adam_lrs`` to ``[]`` leaves those measurements out (a
     record that needs only the extra SGD rates pays for nothing else); the defaults measure
-    what ``init_response_depth`` stored, so that record still matches its definition."""
+    what ``init_response_depth`` stored, so that record still matches its definition.
+
+    ``stepped`` names the parameters every step moves (``probes.stepped_parameters``):
+    ``"all"`` (the default, what the records before it measured) or ``"blocks"``, the
+    residual blocks' parameters only (embeddings, unembedding and a final LayerNorm held
+    fixed), the part of the model DeepNet's bound on the update is about (C12). The results
+    keep their names; a reader tells the two apart by the arm's ``info["probe"]``."""
 
     on_step = None                                       # all of it is measured at init
 
     def __init__(self, model, corpus, batch_size: int = 8, context: int = 64,
                  eps: float | None = 1e-3, sgd_lr: float | None = 0.1, adam_lrs=(1e-3,),
-                 sgd_lrs=()):
-        from depthnotes.measure.probes import first_update_size, output_sensitivity
+                 sgd_lrs=(), stepped: str = "all"):
+        from depthnotes.measure.probes import (STEPPED_GROUPS, first_update_size,
+                                               output_sensitivity)
 
+        check_choice("stepped", stepped, STEPPED_GROUPS)
         (x, _), (xs, ys) = probe_batches(corpus, 2, batch_size, context)
         self.adam_lrs = [float(lr) for lr in adam_lrs]
         self.sgd_lrs = [float(lr) for lr in sgd_lrs]
         self.sensitivity = (None if eps is None else
                             output_sensitivity(model, x, eps=eps, seed=PROBE_SEED))
-        self.sgd = (None if sgd_lr is None else
-                    first_update_size(model, xs, ys, x, lr=sgd_lr, optimizer="sgd"))
-        self.adam = [first_update_size(model, xs, ys, x, lr=lr, optimizer="adam")
-                     for lr in self.adam_lrs]
-        self.sgd_more = [first_update_size(model, xs, ys, x, lr=lr, optimizer="sgd")
-                         for lr in self.sgd_lrs]
+
+        def step(lr, optimizer):
+            return first_update_size(model, xs, ys, x, lr=lr, optimizer=optimizer,
+                                     stepped=stepped)
+
+        self.sgd = None if sgd_lr is None else step(sgd_lr, "sgd")
+        self.adam = [step(lr, "adam") for lr in self.adam_lrs]
+        self.sgd_more = [step(lr, "sgd") for lr in self.sgd_lrs]
 
     def result(self, model) -> dict:
         out = {"sensitivity": self.sensitivity, "sgd_update": self.sgd,

@@ -269,12 +269,12 @@ FINDINGS: dict[str, Finding] = {
                       IN_PART),
     "C10 contribution": _F("contribution", "Training moved the late blocks' share of a "
                            "48-block pre-norm stack from {c10_ratio_init} to {c10_ratio} of "
-                           "the early blocks'.", NOT_SHOWN),
-    "C10 removal": _F("removal", "Removing a late block of a trained pre-norm stack costs "
-                      "{c10_skip_late} nats, an early one {c10_skip_early}; the control tried, "
-                      "small-init post-norm, trained on {c10c_ctl_trained} of {c10c_seeds} "
-                      "seeds in {c9_steps48} steps, where removing an early pre-norm block "
-                      "lowers the loss.", NOT_TESTABLE),
+                           "the early blocks' (500 steps); on the 450-step probed runs, from "
+                           "{c10l_ratio_init} to {c10l_ratio}.", NOT_SHOWN),
+    "C10 removal": _F("removal", "In {c10l_steps}-step runs both stacks train; pre-norm's "
+                      "late / early removal-cost ratio is {c10l_pre_ratio} over seeds, "
+                      "DeepNorm's {c10l_deep_ratio}, but pre-norm's best rate, "
+                      "{c10l_pre_lr}, ties the grid's lowest: unbracketed.", NOT_TESTABLE),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
@@ -283,6 +283,12 @@ FINDINGS: dict[str, Finding] = {
                           "{c12_k_sgd} over {c12_Lmin}–{c12_Lmax} blocks: flat to "
                           "{c12_part_L} ({c12_k_sgd_part}), then rising to "
                           "{c12_sgd_deepest}.", CONTRADICTED),
+    "C12 update, SGD, blocks only": _F("update, SGD, blocks only",
+                                       "Stepping only the blocks' parameters, the group "
+                                       "DeepNet's bound is about (embeddings and head held), "
+                                       "k = {c12_k_sgdb}: DeepNorm's update grows from "
+                                       "{c12_sgdb_first} to {c12_sgdb_last}, so the "
+                                       "embeddings do not cause the growth.", CONTRADICTED),
     "C12 update, Adam": _F("update, Adam", "Adam's first step at a fixed rate moves it like "
                                            "L^k, k = {c12_k_adam}: every weight moves by the "
                                            "rate whatever its gradient (an extension "
@@ -297,10 +303,11 @@ FINDINGS: dict[str, Finding] = {
                              "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
                              "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
                     IN_PART),
-    "C12 alpha only": _F("alpha only", "In {c9_steps48} steps at 48 blocks full DeepNorm "
-                         "({c12h_deep}) is not clearly below post-norm ({c9_post48}), so no "
-                         "half can be credited; alpha only stalls at {c12h_alpha} (not run "
-                         "on the longer recipe).", NOT_TESTABLE),
+    "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only lets "
+                         "post-norm train: {c12l_alpha} (seeds {c12l_alpha_range}, lr "
+                         "{c12l_alpha_lr}) against Xavier post-norm's {c12l_post}, "
+                         "{c12l_alpha_gap} above DeepNorm's best; every seed trained at that "
+                         "rate only.", REPRODUCED),
     "C12 beta only": _F("beta only", "At 48 blocks, {c12l_steps} steps, beta only lets "
                         "post-norm train: {c12h_beta} against Xavier post-norm's "
                         "{c12l_post}. DeepNorm's lower {c12l_deep} is at {c12l_deep_lr}, "

@@ -32,20 +32,33 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   model untrained. *Removal* (``layer_use_control``): in the trained pre-norm model a late
   block's removal cost over an early block's must be clearly below the same ratio in a
   post-norm-family stack trained with the same recipe: DeepNorm on the first 48-block
-  records, since 2026-12-05 post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the
-  150-step recipe of pre-norm's probed runs; chosen while that record ran, before it was
-  read; no control on that recipe can make the part testable, since removing an early
-  pre-norm block there lowers the loss). Removing a late block of a
-  trained pre-norm stack costs less than removing an early one almost whatever the model
-  learned (``layer_use_verdict`` still measures that, for the page), so the claim's part is the
-  comparison; it needs a control that trained (every seed) and early blocks whose removal
-  costs something (above zero), else it is not testable.
+  records, then post-norm with N(0, 0.02²) (``fixes_at_48_small_init``, the 150-step recipe
+  of pre-norm's probed runs; no control on that recipe can make the part testable, since
+  removing an early pre-norm block there lowers the loss), since 2026-12-05 DeepNorm on the
+  450-step recipe (``RECORDS_48_LONG_PROBED``: ``layer_use_48_long``, both stacks probed).
+  Removing a late block of a trained pre-norm stack costs less than removing an early one
+  almost whatever the model learned (``layer_use_verdict`` still measures that, for the
+  page), so the claim's part is the comparison; it needs both best rates bracketed, a
+  control that trained (every seed) and early blocks whose removal costs something (above
+  zero), else it is not testable.
+  *Removal, as amended on 2026-12-05 before ``layer_use_48_long_edges`` and
+  ``layer_use_48_long_lns`` were read* (a reviewer's reading of ``layer_use_48_long``):
+  DeepNorm differs from pre-norm in the norm's place, alpha, beta and the final LayerNorm,
+  and a post-norm-family stack leaning on its last blocks would give the same contrast, so
+  on the 450-step recipe it is shown as an illustration with no word. The control is
+  pre-norm with LayerNorm Scaling (``layer_use_48_long_lns``; one change, the one Sun et al.
+  make so that deep pre-norm blocks do more), and the late quarter leaves out each stack's
+  last block (its removal also removes what feeds the head directly), as the early quarter
+  leaves out block 1. Pre-norm's late / early ratio clearly below the control's:
+  reproduced; clearly above: contradicted; within noise: not shown here; the conditions
+  above (bracketed best rates, every seed trained, early removal costs above zero) still
+  make it not testable.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
-  testable). Each half is also compared with full DeepNorm (shown beside the word). Beta only
-  is judged on ``RECORDS_48_LONG`` (450 steps), alpha only, not run there, on the 150-step
-  records.
+  testable). Each half is also compared with full DeepNorm (shown beside the word). Both
+  halves are judged on ``RECORDS_48_LONG`` (450 steps); alpha only was judged on the
+  150-step records, where the control failed, until ``alpha_only_48_long`` ran.
 * C12, update size (``update_verdict``): two parts. DeepNorm's first update must be clearly
   smaller than post-norm's (a word per depth, combined), and *bounded*: DeepNorm's exponent
   (the first update against depth fitted on log-log axes per seed, ``update_exponents``) is
@@ -55,7 +68,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   vectors) is at most 2 sqrt(d); an update near that size at every depth has an exponent
   near zero too. The SGD setting is judged over several rates (``sgd_part``): at the smallest
   rate, provided its exponent does not depend on the rate (every seed within
-  ``FLAT_EXPONENT`` of the next rate's), else not testable.
+  ``FLAT_EXPONENT`` of the next rate's), else not testable. Two SGD rows, by what the step
+  moves (``sgd_responses(..., stepped=)``): the whole model (``init_response_depth`` and
+  ``init_response_sgd``), and the residual blocks' parameters only
+  (``init_response_sgd_blocks``), the group DeepNet's bound on the update is about; the
+  same rule judges both.
 """
 
 from __future__ import annotations
@@ -80,13 +97,22 @@ from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN
 #: scored at its best rate over all of them.
 RECORDS_48 = ("fixes_at_48", "fixes_at_48_gpt2", "deepnorm_ablation_48", "fixes_at_48_edges",
               "fixes_at_48_small_init")
-#: The 450-step records at 48 blocks (beta only and its control), read as one grid likewise.
-RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges")
+#: The 450-step records at 48 blocks (DeepNorm's two halves and their control), read as one
+#: grid likewise; alpha only joined them on 2026-12-05 (``alpha_only_48_long``).
+RECORDS_48_LONG = ("deepnorm_at_48_long", "deepnorm_at_48_long_edges", "alpha_only_48_long")
+#: C10's removal part on the 450-step recipe, read as one grid: the probed runs of pre-norm
+#: (Xavier) and DeepNorm (``layer_use_48_long``), and DeepNorm's fourth rate, 1e-2, from
+#: ``deepnorm_at_48_long_edges`` (same recipe and validation text; DeepNorm's three-rate grid
+#: did not bracket its best on ``deepnorm_at_48_long``, as C12's halves found). Chosen on
+#: 2026-12-05 before ``layer_use_48_long`` was read; a best rate whose arm carries no probe
+#: cannot be read by ``layer_use`` (an error, not a word).
+RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
-           *RECORDS_48_LONG, "prenorm_layer_use", "init_response_depth",
-           "init_response_sgd", "deepnorm_1000_layers")
+           *RECORDS_48_LONG, "layer_use_48_long", "prenorm_layer_use",
+           "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
+           "deepnorm_1000_layers")
 
 
 def load_chapter_records(run: bool = False) -> dict:
@@ -467,7 +493,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
 
 
 __all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
-           "RECORDS_48", "RECORDS_48_LONG", "RunOutcome", "run_outcome", "depth_comparison",
+           "RECORDS_48", "RECORDS_48_LONG", "RECORDS_48_LONG_PROBED", "RunOutcome",
+           "run_outcome", "depth_comparison",
            "DepthComparisonVerdict", "depth_verdict",
            "GridCell", "grid_cells",
            "RecipeDepth",
@@ -484,18 +511,21 @@ RESPONSES = ("sgd", "adam 1e-4", "adam 1e-3", "adam 1/sqrt(L)", "sensitivity")
 
 def init_responses(record, measure: str) -> dict[str, dict[int, list[float]]]:
     """``{family: {L: [value per seed]}}`` of ``init_response_depth`` for one of
-    ``RESPONSES``: the first update after one SGD step, after Adam's first step at 1e-4, at
+    ``RESPONSES``: the first update after one SGD step (at the probe's ``sgd_lr``, read by
+    ``sgd_responses``, the one reader of SGD updates), after Adam's first step at 1e-4, at
     1e-3 or at the rate scaled as 1/sqrt(L), or the output sensitivity."""
     if measure not in RESPONSES:
         raise ValueError(f"measure must be one of {RESPONSES}, got {measure!r}")
+    if measure == "sgd":
+        (lr,) = {float(record.arm(a)["info"]["probe"]["sgd_lr"]) for a in record.arms}
+        return sgd_responses(record)[lr]
     out: dict[str, dict[int, list[float]]] = {}
     for arm in record.arms:
         info = record.arm(arm)["info"]
         vals = []
         for s in record.seeds:
             p = record.run(arm, s)["probes"]
-            vals.append(float(p["sgd_update"] if measure == "sgd" else
-                              p["sensitivity"] if measure == "sensitivity" else
+            vals.append(float(p["sensitivity"] if measure == "sensitivity" else
                               p["adam_update"][RESPONSES.index(measure) - 1]))
         out.setdefault(info["family"], {})[info["n_layer"]] = vals
     return out
@@ -534,12 +564,13 @@ def control_word(pre: tuple[float, ...], control: tuple[float, ...],
 
 @dataclass(frozen=True)
 class LayerUseControl:
-    """C10's removal part (``layer_use_control``): the word; the families that did not train on
-    every seed at their best rate (``untrained``) and those whose early removal cost is not
-    clearly above zero (``unresolved``), either of which makes it not testable; both stacks'
-    quarters and best-rate rows; each stack's early removal cost against zero
-    (``evidence.against``: ``"above"``, ``"below"`` or ``"within noise"``); and the comparison
-    of the late / early removal ratios (None when not testable)."""
+    """C10's removal part (``layer_use_control``): the word; the families whose best rate the
+    grid does not bracket (``unbracketed``), those that did not train on every seed at their
+    best rate (``untrained``) and those whose early removal cost is not clearly above zero
+    (``unresolved``), any of which makes it not testable; both stacks' quarters and best-rate
+    rows; each stack's early removal cost against zero (``evidence.against``: ``"above"``,
+    ``"below"`` or ``"within noise"``); and the comparison of the late / early removal ratios
+    (None when not testable)."""
 
     word: str
     untrained: tuple[str, ...]
@@ -550,6 +581,7 @@ class LayerUseControl:
     control_row: DepthOutcome
     early_vs_zero: dict             # {family: against(early removal cost per seed, 0)}
     comparison: Ranking | None      # arms: the two families (late / early removal ratio)
+    unbracketed: tuple[str, ...] = ()
 
 
 def layer_use_control(record, pre_row: DepthOutcome,
@@ -557,24 +589,29 @@ def layer_use_control(record, pre_row: DepthOutcome,
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
     probe: the pre-norm family and the control family (a post-norm-family stack, the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
-    when either stack did not train on every seed (no control: a stack that learned nothing
-    uses no block) or when either stack's early removal cost is not clearly above zero (the
-    ratio would divide by noise); else ``control_word`` of the two ratios. Written after the
-    48-block records had run, on their design (book/methods.md, C10): its preconditions can
-    only withhold a word, never grant one."""
+    when either best rate is not bracketed by its grid (``evidence.from_bracket``, as every
+    trained comparison in the book), when either stack did not train on every seed (no
+    control: a stack that learned nothing uses no block) or when either stack's early removal
+    cost is not clearly above zero (the ratio would divide by noise); else ``control_word`` of
+    the two ratios. Written after the 48-block records had run, on their design
+    (book/methods.md, C10); the bracket condition added on 2026-12-05 before
+    ``layer_use_48_long`` was read. Its preconditions can only withhold a word, never grant
+    one."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
     uses = [layer_use(record, r.arm) for r in rows]
     early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
+    unbracketed = tuple(r.family for r in rows if not r.pick.judgeable)
     untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
     unresolved = tuple(f for f, where in early.items() if where != ABOVE)
-    if untrained or unresolved:
-        return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None)
+    if unbracketed or untrained or unresolved:
+        return LayerUseControl(NOT_TESTABLE, untrained, unresolved, *uses, *rows, early, None,
+                               unbracketed)
     word, cmp = control_word(removal_ratio(record, pre_row.arm),
                              removal_ratio(record, control_row.arm),
                              (pre_row.family, control_row.family))
-    return LayerUseControl(word, (), (), *uses, *rows, early, cmp)
+    return LayerUseControl(word, (), (), *uses, *rows, early, cmp, ())
 
 
 __all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word",
@@ -670,21 +707,30 @@ __all__ += ["UPDATE_SETTINGS", "BoundedPart", "update_parts"]
 
 
 # -- C12's SGD part over several rates (init_response_depth and init_response_sgd) -----------
-def sgd_responses(*records) -> dict[float, dict[str, dict[int, list[float]]]]:
+def sgd_responses(*records,
+                  stepped: str = "all") -> dict[float, dict[str, dict[int, list[float]]]]:
     """``{lr: {family: {L: [first update per seed]}}}`` of every plain SGD step the records'
-    ``init_response`` probes took: ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate
-    of ``sgd_lrs`` (``init_response_sgd``). A rate measured twice for one arm is an error."""
+    ``init_response`` probes took with the parameter group ``stepped`` moved (``"all"``, the
+    whole model, or ``"blocks"``, the residual blocks only; ``probes.stepped_parameters``):
+    ``sgd_lr`` (``init_response_depth``'s 0.1) and each rate of ``sgd_lrs``
+    (``init_response_sgd``, ``init_response_sgd_blocks``). The one reader of stored SGD
+    updates (``init_responses`` reads its ``"sgd"`` here). A rate measured twice for one arm,
+    or a record with no step of the group asked for, is an error."""
     out: dict[float, dict[str, dict[int, list[float]]]] = {}
     for record in records:
+        read_any = False
         for arm in record.arms:
             info = record.arm(arm)["info"]
             spec = info["probe"]
+            if spec.get("stepped", "all") != stepped:
+                continue
             # (rate, how to read it from a run's probes)
             steps = ([(float(spec["sgd_lr"]), lambda p: p["sgd_update"])]
                      if spec.get("sgd_lr") is not None else [])
             steps += [(float(lr), lambda p, j=j: p["sgd_updates"][j])
                       for j, lr in enumerate(spec.get("sgd_lrs", ()))]
             for lr, read in steps:
+                read_any = True
                 vals = [float(read(record.run(arm, seed)["probes"]))
                         for seed in record.seeds]
                 by_L = out.setdefault(lr, {}).setdefault(info["family"], {})
@@ -692,6 +738,9 @@ def sgd_responses(*records) -> dict[float, dict[str, dict[int, list[float]]]]:
                     raise ValueError(f"SGD rate {lr:g} measured twice for {info['family']} "
                                      f"at L = {info['n_layer']}")
                 by_L[info["n_layer"]] = vals
+        if not read_any:
+            raise ValueError(f"record {getattr(record, 'name', record)!r} holds no SGD step "
+                             f"with stepped={stepped!r}")
     return dict(sorted(out.items()))
 
 
