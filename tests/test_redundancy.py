@@ -456,6 +456,23 @@ def test_healed_arms_at_a_rate_are_the_rate_records_stacks_healed_at_a_tenth(qui
     assert healed_arms(quick)[0].info["heal"]["lr"] == HEAL_LR
 
 
+def test_the_healing_record_at_the_best_rate_differs_from_the_first_only_in_the_rate():
+    """layer_pruning_healed_best heals the stacks of a rate on the grid of PRUNING_RECORDS
+    (HEAL_BEST_RATE), with layer_pruning_healed's plan, steps and seeds."""
+    from depthnotes.experiments.ch6 import HEAL_BEST_RATE, PRUNE_LR, healed_arms
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.verdicts.ch6_redundancy import PRUNING_RECORDS
+
+    best = get_experiment("layer_pruning_healed_best")
+    first = get_experiment("layer_pruning_healed")
+    grid = {a.recipe.lr for n in PRUNING_RECORDS for a in get_experiment(n).arms}
+    assert HEAL_BEST_RATE in grid and HEAL_BEST_RATE != PRUNE_LR
+    assert best.arms == healed_arms(False, HEAL_BEST_RATE) and best.seeds == first.seeds
+    for a, b in zip(first.arms, best.arms):
+        assert b.recipe == a.recipe.replace(lr=HEAL_BEST_RATE) and b.model == a.model
+        assert {**b.info["heal"], "lr": None} == {**a.info["heal"], "lr": None}
+
+
 def test_pruning_grid_reads_every_arm_at_its_best_bracketed_rate():
     """Each arm's best rate comes from its validation loss (evidence.best_rate with the loss
     margin); the pruning rule is then read at that rate, and a pruned depth whose best sits at

@@ -348,7 +348,11 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {}
+UNRECORDED: dict[str, str] = {
+    "layer_pruning_healed_best": "defined before it ran, when the four-rate grid put both "
+                                 "pruned stacks' best rate inside it; chapter 6 reads "
+                                 "layer_pruning_healed until it is stored",
+}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed
@@ -466,3 +470,29 @@ def layer_pruning_healed(quick: bool = False) -> Experiment:
                   "and at the end; after training, the pruning losses without healing and, "
                   "per entry of info['heal']['plan'], the loss after healing"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``layer_pruning_healed_best``'s peak rate: both pruned stacks' best bracketed rate on the
+#: four-rate grid of ``PRUNING_RECORDS`` (8e-3; 1.6e-2 clearly worse), where
+#: ``layer_pruning_healed`` trained at ``PRUNE_LR``, clearly off the best at 24 blocks.
+HEAL_BEST_RATE = PRUNE_LR * 2
+
+
+@register
+def layer_pruning_healed_best(quick: bool = False) -> Experiment:
+    base = layer_pruning_healed(quick)
+    arms = healed_arms(quick, HEAL_BEST_RATE)
+    return Experiment(
+        name="layer_pruning_healed_best", quick=quick,
+        description=(
+            "Chapter 6 (C13) with a healing fine-tune at the pruned stacks' best rate: "
+            "layer_pruning_healed's design (the same depths, rules, cuts, heal steps and "
+            f"probe batch) with the stacks trained at peak {HEAL_BEST_RATE:g} (the very runs "
+            "of layer_pruning_rates at that rate: same model, recipe and seeds) and healed at "
+            f"a constant {HEAL_BEST_RATE * HEAL_LR_FRACTION:g}, the rate their training ended "
+            f"at; only the rate differs. Run because on the four rates of layer_pruning, "
+            "layer_pruning_rates and layer_pruning_rates_top both pruned stacks did best at "
+            f"{HEAL_BEST_RATE:g}, inside the grid, where the first healing record's "
+            f"{PRUNE_LR:g} was off the best. 3 seeds ({len(arms) * 3} runs). CPU estimate "
+            "about 40 minutes on 2 workers. Cut: as layer_pruning_healed."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
