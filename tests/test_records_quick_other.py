@@ -108,3 +108,27 @@ def test_validate_refuses_long_floats_and_missing_runs(quick_records):
         validate_record(data)
     with pytest.raises(ValueError, match="missing keys"):
         validate_record({"name": "x"})
+
+
+# -- chapter 6's C13: the pruning rate grid read from its records -------------------------------
+def test_pruning_grid_reads_the_quick_variants_of_all_its_records(quick_records):
+    """``load_pruning_grid`` loads every record of ``PRUNING_RECORDS`` (checked against its
+    definition) and puts each arm of layer_pruning at the rates of all of them, with a pick
+    over every rate and the pruning rule read at each arm's best."""
+    from depthnotes.experiments.ch6 import PRUNE_LR
+    from depthnotes.verdicts.ch6_redundancy import (PRUNING_RECORDS, judge_pruning_at_best,
+                                                    load_pruning_grid)
+    from depthnotes.verdicts.evidence import OUTCOMES
+
+    for name in PRUNING_RECORDS:
+        folder = quick_records(name)
+    records, grid = load_pruning_grid(directory=folder, quick=True)
+    assert [r.name for r in records] == list(PRUNING_RECORDS)
+    assert grid.rates == tuple(PRUNE_LR * f for f in (0.5, 1, 2, 4))
+    base = get_experiment("layer_pruning", quick=True)
+    assert len(grid.picks) == len(base.arms)
+    assert all(p.rates == grid.rates for p in grid.picks.values())
+    check = judge_pruning_at_best(grid)
+    assert check.word in OUTCOMES and set(check.picks) == set(grid.picks)
+    with pytest.raises(FileNotFoundError):
+        load_pruning_grid(("layer_pruning", "no_such_record"), directory=folder, quick=True)

@@ -402,24 +402,75 @@ def test_half_against_scratch_compares_the_better_rule_with_the_worse_shallow_st
 
 # -- the rate grid (layer_pruning_rates) --------------------------------------------------------
 @pytest.mark.parametrize("quick", [True, False])
-def test_layer_pruning_rates_is_layer_pruning_at_other_rates(quick):
-    """One definition: every arm of layer_pruning_rates is one of layer_pruning's, field for
-    field (model, recipe, probes, held-out text), but for the rate and the name's suffix; the
-    two records together give every arm three rates, 2x apart."""
-    from depthnotes.experiments.ch6 import PRUNE_LR, PRUNE_OTHER_RATES, prune_rate_suffix
+def test_the_rate_records_are_layer_pruning_at_other_rates(quick):
+    """One definition: every arm of each record that adds rates (PRUNING_RECORDS after the
+    first) is one of layer_pruning's, field for field (model, recipe, probes, held-out text),
+    but for the rate and the name's suffix; together the records give every arm four rates,
+    2x apart, none twice."""
+    from depthnotes.experiments.ch6 import (PRUNE_LR, PRUNE_OTHER_RATES, PRUNE_TOP_RATE,
+                                            prune_rate_suffix)
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.verdicts.ch6_redundancy import PRUNING_RECORDS
+
+    base, *more = (get_experiment(n, quick=quick) for n in PRUNING_RECORDS)
+    assert base.name == "layer_pruning" and len(more) == 2
+    rates = sorted((PRUNE_LR, *PRUNE_OTHER_RATES, PRUNE_TOP_RATE))
+    assert rates == [PRUNE_LR * f for f in (0.5, 1, 2, 4)]
+    seen = {(a.name, a.recipe.lr) for a in base.arms}
+    for exp in more:
+        assert exp.seeds == base.seeds and exp.data == base.data
+        by_name = {a.name: a for a in exp.arms}
+        exp_rates = sorted({a.recipe.lr for a in exp.arms})
+        assert len(exp.arms) == len(exp_rates) * len(base.arms)
+        for lr in exp_rates:
+            for a in base.arms:
+                b = by_name[a.name + prune_rate_suffix(lr)]
+                assert b.model == a.model and b.recipe == a.recipe.replace(lr=lr)
+                assert b.info == {**a.info, "lr": lr} and b.recipe.eval_seed is not None
+                assert (a.name, lr) not in seen
+                seen.add((a.name, lr))
+    assert sorted({lr for _, lr in seen}) == rates
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_healed_arms_at_a_rate_are_the_rate_records_stacks_healed_at_a_tenth(quick):
+    """A healing record at another rate heals the very stacks the rate records trained there
+    (name, model and recipe of their arm), at a tenth of the rate; at PRUNE_LR, the stored
+    healing record's arms."""
+    from depthnotes.experiments.ch6 import HEAL_LR, PRUNE_LR, healed_arms
     from depthnotes.experiments.registry import get_experiment
 
-    base = get_experiment("layer_pruning", quick=quick)
-    rates = get_experiment("layer_pruning_rates", quick=quick)
-    assert sorted((PRUNE_LR, *PRUNE_OTHER_RATES)) == [PRUNE_LR / 2, PRUNE_LR, PRUNE_LR * 2]
-    assert rates.seeds == base.seeds and rates.data == base.data
-    assert len(rates.arms) == len(PRUNE_OTHER_RATES) * len(base.arms)
-    by_name = {a.name: a for a in rates.arms}
-    for lr in PRUNE_OTHER_RATES:
-        for a in base.arms:
-            b = by_name[a.name + prune_rate_suffix(lr)]
-            assert b.model == a.model and b.recipe == a.recipe.replace(lr=lr)
-            assert b.info == {**a.info, "lr": lr} and b.recipe.eval_seed is not None
+    for lr, source in ((PRUNE_LR, "layer_pruning"), (PRUNE_LR * 2, "layer_pruning_rates")):
+        trained = {a.name: a for a in get_experiment(source, quick=quick).arms
+                   if a.recipe.lr == lr}
+        arms = healed_arms(quick, lr)
+        assert [a.info["n_layer"] for a in arms] == sorted(
+            a.info["n_layer"] for a in trained.values() if a.info["role"] == "pruned")
+        for a in arms:
+            t = trained[a.name]
+            assert (a.model, a.recipe) == (t.model, t.recipe) and a.recipe.lr == lr
+            assert a.info["heal"]["lr"] == pytest.approx(lr / 10)
+            assert {k: v for k, v in a.info.items() if k not in ("heal", "final_probes")} \
+                == {k: v for k, v in t.info.items() if k != "final_probes"}
+    assert healed_arms(quick) == get_experiment("layer_pruning_healed", quick=quick).arms
+    assert healed_arms(quick)[0].info["heal"]["lr"] == HEAL_LR
+
+
+def test_the_healing_record_at_the_best_rate_differs_from_the_first_only_in_the_rate():
+    """layer_pruning_healed_best heals the stacks of a rate on the grid of PRUNING_RECORDS
+    (HEAL_BEST_RATE), with layer_pruning_healed's plan, steps and seeds."""
+    from depthnotes.experiments.ch6 import HEAL_BEST_RATE, PRUNE_LR, healed_arms
+    from depthnotes.experiments.registry import get_experiment
+    from depthnotes.verdicts.ch6_redundancy import PRUNING_RECORDS
+
+    best = get_experiment("layer_pruning_healed_best")
+    first = get_experiment("layer_pruning_healed")
+    grid = {a.recipe.lr for n in PRUNING_RECORDS for a in get_experiment(n).arms}
+    assert HEAL_BEST_RATE in grid and HEAL_BEST_RATE != PRUNE_LR
+    assert best.arms == healed_arms(False, HEAL_BEST_RATE) and best.seeds == first.seeds
+    for a, b in zip(first.arms, best.arms):
+        assert b.recipe == a.recipe.replace(lr=HEAL_BEST_RATE) and b.model == a.model
+        assert {**b.info["heal"], "lr": None} == {**a.info["heal"], "lr": None}
 
 
 def test_pruning_grid_reads_every_arm_at_its_best_bracketed_rate():
@@ -465,6 +516,47 @@ def test_pruning_grid_reads_every_arm_at_its_best_bracketed_rate():
     assert judge_pruning_at_best(pruning_grid(*recs)).word == NOT_SHOWN
     with pytest.raises(ValueError, match="two arms"):
         pruning_grid(recs[0], recs[0])
+
+
+def test_pruning_grid_over_three_records_brackets_a_best_rate_inside_four():
+    """The rates of three records make one grid per arm (layer_pruning's, the two-rate record's
+    and the top rate's): a best rate inside it is judged; a best at the top, or one whose top
+    neighbour is within noise of it, leaves the depth not testable (evidence.best_rate)."""
+    from depthnotes.experiments.records import combine_records
+    from depthnotes.verdicts.ch6_redundancy import (BEST, TIED, judge_pruning_at_best,
+                                                    pruning_grid, rate_standing)
+    from depthnotes.verdicts.evidence import UNBRACKETED
+
+    few = [1.0, 1.01, 1.06, 1.2, 1.3, 1.4]            # L = 10: one cut within 5 %
+    lrs = (2e-3, 4e-3, 8e-3, 1.6e-2)
+    ctrl = {2e-3: [1.6] * 3, 4e-3: [1.5] * 3, 8e-3: [1.40, 1.41, 1.42], 1.6e-2: [1.5] * 3}
+
+    def grid(top):
+        val = {2e-3: [1.50, 1.51, 1.52], 4e-3: [1.40, 1.41, 1.42], 8e-3: [1.30, 1.31, 1.32],
+               1.6e-2: top}
+        recs = [_pruning_record({10: [few] * 3}, {5: [1.1] * 3}, lr=lr,
+                                evals={10: val[lr], 5: ctrl[lr]}) for lr in lrs]
+        # as the records split them: 4e-3; 2e-3 and 8e-3 together; 1.6e-2
+        return pruning_grid(recs[1], combine_records(recs[0], recs[2]), recs[3])
+
+    g = grid([1.40, 1.41, 1.42])                      # 8e-3 clearly beats 1.6e-2
+    pick = g.picks["pruned", 10]
+    assert g.rates == lrs and pick.rates == lrs and pick.best == 8e-3 and pick.bracketed
+    assert g.picks["control", 5].bracketed
+    c = judge_pruning_at_best(g)
+    assert c.word == NOT_SHOWN and c.bracket(("pruned", 10), ("control", 5)) == (True, None)
+    assert c.depths[0].removable["Gromov"] == (1, 1, 1)
+    assert rate_standing(pick, 8e-3) == BEST
+    # the top rate within noise of the best (1.6e-2 overlaps 8e-3): not bracketed
+    g = grid([1.305, 1.32, 1.33])
+    assert g.picks["pruned", 10].at_edge == "high"
+    assert rate_standing(g.picks["pruned", 10], 1.6e-2) == TIED
+    c = judge_pruning_at_best(g)
+    assert c.word == NOT_TESTABLE and c.why_not.kind == UNBRACKETED
+    # the best at the top: not bracketed either
+    g = grid([1.20, 1.21, 1.22])
+    assert g.picks["pruned", 10].best == 1.6e-2
+    assert judge_pruning_at_best(g).word == NOT_TESTABLE
 
 
 def test_healed_against_scratch_takes_the_better_rule_per_seed():

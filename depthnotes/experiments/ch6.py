@@ -348,7 +348,11 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {}
+UNRECORDED: dict[str, str] = {
+    "layer_pruning_healed_best": "defined before it ran, when the four-rate grid put both "
+                                 "pruned stacks' best rate inside it; chapter 6 reads "
+                                 "layer_pruning_healed until it is stored",
+}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed
@@ -408,9 +412,11 @@ def layer_pruning_rates_top(quick: bool = False) -> Experiment:
 
 
 #: ``layer_pruning_healed``'s healing fine-tune: steps (a tenth of the training run), warm-up
-#: (the optimizer starts fresh) and the constant rate (the one training ended at: cosine decay
-#: to 0.1 x ``PRUNE_LR``); and the fractions of the stack removed before healing.
-HEAL_STEPS, HEAL_WARMUP, HEAL_LR = 200, 20, PRUNE_LR * 0.1
+#: (the optimizer starts fresh) and the constant rate, a fraction of the peak rate: the one
+#: training ended at (cosine decay to 0.1 x the peak; ``HEAL_LR`` at ``PRUNE_LR``); and the
+#: fractions of the stack removed before healing.
+HEAL_STEPS, HEAL_WARMUP, HEAL_LR_FRACTION = 200, 20, 0.1
+HEAL_LR = PRUNE_LR * HEAL_LR_FRACTION
 HEAL_FRACTIONS = (4, 2)       # n = L // 4 and L // 2
 
 
@@ -421,17 +427,31 @@ def heal_plan(L: int) -> list[list]:
                             for f in HEAL_FRACTIONS]
 
 
+def healed_arms(quick: bool, lr: float = PRUNE_LR) -> tuple[Arm, ...]:
+    """``layer_pruning``'s pruned arms trained at peak ``lr``, each healed at
+    ``HEAL_LR_FRACTION`` x ``lr`` (the rate its training ends at): at ``PRUNE_LR`` exactly
+    layer_pruning's arms; at another rate named, trained and labelled as layer_pruning_rates'
+    arms at that rate are, so that the healed stacks are those records' trained stacks. One
+    builder for every healing record, so that they differ only in the rate."""
+    heal = {"steps": 2 if quick else HEAL_STEPS, "warmup_steps": 1 if quick else HEAL_WARMUP,
+            "lr": lr * HEAL_LR_FRACTION}
+    arms = []
+    for a in layer_pruning(quick).arms:
+        if a.info["role"] != "pruned":
+            continue
+        if lr != PRUNE_LR:
+            a = Arm(a.name + prune_rate_suffix(lr), a.model, a.recipe.replace(lr=lr),
+                    {**a.info, "lr": lr})
+        arms.append(Arm(a.name, a.model, a.recipe, {
+            **a.info, "final_probes": ["gromov_prune_losses", "gromov_prune_starts",
+                                       "shortgpt_prune_losses", "healed_losses"],
+            "heal": {**heal, "plan": heal_plan(a.info["n_layer"])}}))
+    return tuple(arms)
+
+
 @register
 def layer_pruning_healed(quick: bool = False) -> Experiment:
-    base = layer_pruning(quick)
-    heal = {"steps": 2 if quick else HEAL_STEPS, "warmup_steps": 1 if quick else HEAL_WARMUP,
-            "lr": HEAL_LR}
-    arms = tuple(
-        Arm(a.name, a.model, a.recipe,
-            {**a.info, "final_probes": ["gromov_prune_losses", "gromov_prune_starts",
-                                        "shortgpt_prune_losses", "healed_losses"],
-             "heal": {**heal, "plan": heal_plan(a.info["n_layer"])}})
-        for a in base.arms if a.info["role"] == "pruned")
+    arms = healed_arms(quick)
     return Experiment(
         name="layer_pruning_healed", quick=quick,
         description=(
@@ -450,3 +470,29 @@ def layer_pruning_healed(quick: bool = False) -> Experiment:
                   "and at the end; after training, the pruning losses without healing and, "
                   "per entry of info['heal']['plan'], the loss after healing"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: ``layer_pruning_healed_best``'s peak rate: both pruned stacks' best bracketed rate on the
+#: four-rate grid of ``PRUNING_RECORDS`` (8e-3; 1.6e-2 clearly worse), where
+#: ``layer_pruning_healed`` trained at ``PRUNE_LR``, clearly off the best at 24 blocks.
+HEAL_BEST_RATE = PRUNE_LR * 2
+
+
+@register
+def layer_pruning_healed_best(quick: bool = False) -> Experiment:
+    base = layer_pruning_healed(quick)
+    arms = healed_arms(quick, HEAL_BEST_RATE)
+    return Experiment(
+        name="layer_pruning_healed_best", quick=quick,
+        description=(
+            "Chapter 6 (C13) with a healing fine-tune at the pruned stacks' best rate: "
+            "layer_pruning_healed's design (the same depths, rules, cuts, heal steps and "
+            f"probe batch) with the stacks trained at peak {HEAL_BEST_RATE:g} (the very runs "
+            "of layer_pruning_rates at that rate: same model, recipe and seeds) and healed at "
+            f"a constant {HEAL_BEST_RATE * HEAL_LR_FRACTION:g}, the rate their training ended "
+            f"at; only the rate differs. Run because on the four rates of layer_pruning, "
+            "layer_pruning_rates and layer_pruning_rates_top both pruned stacks did best at "
+            f"{HEAL_BEST_RATE:g}, inside the grid, where the first healing record's "
+            f"{PRUNE_LR:g} was off the best. 3 seeds ({len(arms) * 3} runs). CPU estimate "
+            "about 40 minutes on 2 workers. Cut: as layer_pruning_healed."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)

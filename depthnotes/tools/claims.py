@@ -318,10 +318,10 @@ FINDINGS: dict[str, Finding] = {
     "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
                               "their neighbours' (cosine {c13_cos_span}, untrained at most "
                               "{c13_untrained_cos}).", REPRODUCED),
-    "C13 many removable": _F("many removable", "Pruning without retraining removes only "
+    "C13 many removable": _F("many removable", "At each stack's best rate, inside four "
+                             "({c13_best_rates}), pruning without retraining removes only "
                              "{c13_prune_24} of 24 blocks, or {c13_prune_48} of 48, within 5 % "
-                             "of the loss; both stacks did best at the grid's top rate: "
-                             "unbracketed.", NOT_TESTABLE),
+                             "of the loss.", NOT_SHOWN),
     "C13 after healing": _F("after healing", "After {heal_steps} healing steps, "
                             "{c13_heal_kept} within 5 % of the loss; cutting half of 48 "
                             "blocks still costs {c13_heal_48} nats.", NOT_SHOWN),

@@ -216,7 +216,7 @@ def judge_pruning(record) -> PruningCheck:
     return _pruning_check(arms, name=record.name)
 
 
-# -- C13 across learning rates (layer_pruning with layer_pruning_rates) ----------------------
+# -- C13 across learning rates (layer_pruning with the records of PRUNING_RECORDS) -----------
 @dataclass(frozen=True)
 class PruningGrid:
     """``layer_pruning``'s arms over a grid of peak rates (its own and those of the records
@@ -261,6 +261,25 @@ def pruning_grid(*records, metric: str = "eval_loss") -> PruningGrid:
                 ceiling = loss_ceiling(record, name)
     picks = {k: best_rate(v, margin=LOSS_MARGIN, ceiling=ceiling) for k, v in values.items()}
     return PruningGrid(arms, picks, values)
+
+
+#: The records of C13's rate grid, each ``layer_pruning``'s arms at other peak rates:
+#: ``layer_pruning`` (4e-3), ``layer_pruning_rates`` (2e-3 and 8e-3) and, since every arm did
+#: best at 8e-3, the top of those three, ``layer_pruning_rates_top`` (1.6e-2). One list, so
+#: that a rate added later is one more name here and chapter 6 reads every arm over all of them.
+PRUNING_RECORDS = ("layer_pruning", "layer_pruning_rates", "layer_pruning_rates_top")
+
+
+def load_pruning_grid(names=PRUNING_RECORDS, directory=None, quick: bool = False):
+    """``(records, grid)``: the records ``names`` (``layer_pruning`` first), each checked
+    against its definition (``records.check_current``), and ``pruning_grid`` over all of them:
+    every arm at every rate they hold, read at its best by ``evidence.best_rate``."""
+    from depthnotes.experiments.records import check_current, load_record
+
+    records = tuple(load_record(n, directory=directory, quick=quick) for n in names)
+    for record in records:
+        check_current(record)
+    return records, pruning_grid(*records)
 
 
 def judge_pruning_at_best(grid: PruningGrid) -> PruningCheck:
