@@ -433,11 +433,20 @@ LONG_FAMILIES_48 = (
 )
 
 
-def _arms_48_long(families, quick: bool) -> tuple:
-    """``_arms_48`` on the longer recipe (``LONG_48``; the quick variant keeps the short one)."""
+def _arms_48_long(families, quick: bool, probe: dict | None = None) -> tuple:
+    """``_arms_48`` on the longer recipe (``LONG_48``; the quick variant keeps the short one),
+    each arm carrying ``probe`` when one is given."""
     long = {} if quick else LONG_48
     return tuple(dataclasses.replace(a, recipe=a.recipe.replace(**long))
-                 for a in _arms_48(families, quick, None))
+                 for a in _arms_48(families, quick, probe))
+
+
+#: What the 450-step records measure: every run, and (``MEASURES_48_LONG_PROBED``) the
+#: probed ones with their per-block reading.
+MEASURES_48_LONG = ("training loss per step; validation loss every 150 steps (the same 24 "
+                    "batches of 8 x 64 held-out characters for every run)")
+MEASURES_48_LONG_PROBED = (MEASURES_48_LONG + "; per block, untrained and trained: relative "
+                           "contribution and loss rise when removed")
 
 
 @register
@@ -455,8 +464,7 @@ def deepnorm_at_48_long(quick: bool = False) -> Experiment:
             "per arm (27 runs). It took 80.9 CPU-minutes (about 3 min per run, beside other "
             "records). Cut: "
             "alpha only (stalled at every rate from 1e-3 at 150 steps), one depth."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run)"),
+        measures=MEASURES_48_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -478,8 +486,7 @@ def deepnorm_at_48_long_edges(quick: bool = False) -> Experiment:
             "highest rate, 3e-3, was within noise of its best) and beta only (DeepNet's "
             "beta-scaled init in a plain post-norm stack) at 1e-4 (its best sat at the "
             "grid's lowest rate, 3e-4). 3 seeds per arm (6 runs)."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run)"),
+        measures=MEASURES_48_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -500,8 +507,7 @@ def alpha_only_48_long(quick: bool = False) -> Experiment:
             "steps, 45 warm-up steps), where DeepNorm, the positive control, trains every "
             "seed: peak rates 1e-4, 3e-4, 1e-3 and 3e-3. 3 seeds per arm (12 runs). CPU "
             "estimate about 8 minutes on 2 workers."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run)"),
+        measures=MEASURES_48_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -516,9 +522,7 @@ LONG_PROBED_48 = (
 
 @register
 def layer_use_48_long(quick: bool = False) -> Experiment:
-    probe = _probe_48(quick)
-    arms = tuple(dataclasses.replace(a, info={**a.info, "probe": probe})
-                 for a in _arms_48_long(LONG_PROBED_48, quick))
+    arms = _arms_48_long(LONG_PROBED_48, quick, _probe_48(quick))
     return Experiment(
         name="layer_use_48_long", quick=quick,
         description=(
@@ -531,9 +535,7 @@ def layer_use_48_long(quick: bool = False) -> Experiment:
             "relative contribution ||F|| / ||x|| and the rise in loss when that one block is "
             "removed. 3 seeds per arm (21 runs). CPU estimate about 14 minutes on 2 "
             "workers."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run); per block, "
-                  "untrained and trained: relative contribution and loss rise when removed"),
+        measures=MEASURES_48_LONG_PROBED,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -545,9 +547,7 @@ LONG_PROBED_EDGES_48 = (("pre-norm, Xavier", "pre X", "pre", "xavier", (3e-4,)),
 
 @register
 def layer_use_48_long_edges(quick: bool = False) -> Experiment:
-    probe = _probe_48(quick)
-    arms = tuple(dataclasses.replace(a, info={**a.info, "probe": probe})
-                 for a in _arms_48_long(LONG_PROBED_EDGES_48, quick))
+    arms = _arms_48_long(LONG_PROBED_EDGES_48, quick, _probe_48(quick))
     return Experiment(
         name="layer_use_48_long_edges", quick=quick,
         description=(
@@ -555,9 +555,7 @@ def layer_use_48_long_edges(quick: bool = False) -> Experiment:
             "recipe, validation text and per-block probe at 48 blocks: pre-norm with Xavier "
             "init at peak rate 3e-4 (its best, 3e-3, was within noise of the grid's lowest "
             "rate, 1e-3). Added after layer_use_48_long was read. 3 seeds (3 runs)."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run); per block, "
-                  "untrained and trained: relative contribution and loss rise when removed"),
+        measures=MEASURES_48_LONG_PROBED,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -569,11 +567,9 @@ LONG_LNS_48 = (("pre-norm, LN scaling", "pre LNS", "pre", "xavier", (3e-4, 1e-3,
 
 @register
 def layer_use_48_long_lns(quick: bool = False) -> Experiment:
-    probe = _probe_48(quick)
     arms = tuple(dataclasses.replace(a, model=a.model.replace(ln_scaling="1/sqrt(l)"),
-                                     info={**a.info, "ln_scaling": "1/sqrt(l)",
-                                           "probe": probe})
-                 for a in _arms_48_long(LONG_LNS_48, quick))
+                                     info={**a.info, "ln_scaling": "1/sqrt(l)"})
+                 for a in _arms_48_long(LONG_LNS_48, quick, _probe_48(quick)))
     return Experiment(
         name="layer_use_48_long_lns", quick=quick,
         description=(
@@ -585,9 +581,7 @@ def layer_use_48_long_lns(quick: bool = False) -> Experiment:
             "control, differs from pre-norm in the norm's place, alpha, beta and the final "
             "LayerNorm). 3 seeds per arm (12 runs). CPU estimate about 10 minutes on 2 "
             "workers."),
-        measures=("training loss per step; validation loss every 150 steps (the same 24 "
-                  "batches of 8 x 64 held-out characters for every run); per block, "
-                  "untrained and trained: relative contribution and loss rise when removed"),
+        measures=MEASURES_48_LONG_PROBED,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 

@@ -365,12 +365,17 @@ def prune_rate_suffix(lr: float) -> str:
     return f" lr {lr:g}"
 
 
+def _pruning_arms_at(base: Experiment, lr: float) -> tuple:
+    """``layer_pruning``'s arms (``base``) at peak rate ``lr``: only the rate, the name's end
+    (``prune_rate_suffix``) and ``info['lr']`` change."""
+    return tuple(Arm(a.name + prune_rate_suffix(lr), a.model, a.recipe.replace(lr=lr),
+                     {**a.info, "lr": lr}) for a in base.arms)
+
+
 @register
 def layer_pruning_rates(quick: bool = False) -> Experiment:
     base = layer_pruning(quick)
-    arms = tuple(Arm(a.name + prune_rate_suffix(lr), a.model, a.recipe.replace(lr=lr),
-                     {**a.info, "lr": lr})
-                 for lr in PRUNE_OTHER_RATES for a in base.arms)
+    arms = tuple(arm for lr in PRUNE_OTHER_RATES for arm in _pruning_arms_at(base, lr))
     return Experiment(
         name="layer_pruning_rates", quick=quick,
         description=(
@@ -394,9 +399,7 @@ PRUNE_TOP_RATE = PRUNE_LR * 4
 @register
 def layer_pruning_rates_top(quick: bool = False) -> Experiment:
     base = layer_pruning(quick)
-    arms = tuple(Arm(a.name + prune_rate_suffix(PRUNE_TOP_RATE), a.model,
-                     a.recipe.replace(lr=PRUNE_TOP_RATE), {**a.info, "lr": PRUNE_TOP_RATE})
-                 for a in base.arms)
+    arms = _pruning_arms_at(base, PRUNE_TOP_RATE)
     return Experiment(
         name="layer_pruning_rates_top", quick=quick,
         description=(
