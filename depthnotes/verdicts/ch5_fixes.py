@@ -604,7 +604,7 @@ class LayerUseControl:
 def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, *,
                       last_out: bool = False) -> LayerUseControl:
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
-    probe: the pre-norm family and the control family (a post-norm-family stack, the same
+    probe: the pre-norm family and the control family (``control_word``; the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
     when either best rate is not bracketed by its grid (``evidence.from_bracket``, as every
     trained comparison in the book), when either stack did not train on every seed (no
