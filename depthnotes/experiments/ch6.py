@@ -348,11 +348,7 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {
-    "layer_pruning_healed_best": "defined before it ran, when the four-rate grid put both "
-                                 "pruned stacks' best rate inside it; chapter 6 reads "
-                                 "layer_pruning_healed until it is stored",
-}
+UNRECORDED: dict[str, str] = {}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed
