@@ -232,6 +232,43 @@ def deepnorm_depth_lr(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: The peak rates ``deepnorm_depth_200_long`` gives each family at L = 200: each grid is
+#: centred on that family's best rate in the 200-step records (post-norm's was flat;
+#: pre-norm's best, 3e-3, sat at that grid's top, so its grid moves up one step).
+LONG_200_RATES = {"post": (3e-4, 1e-3, 3e-3), "deepnorm": (3e-4, 1e-3, 3e-3),
+                  "pre": (1e-3, 3e-3, 1e-2)}
+
+
+@register
+def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
+    L, steps = (2, 8) if quick else (200, 400)
+    recipe = TrainConfig(steps=steps, batch_size=4 if quick else 8,
+                         context=16 if quick else 64, warmup_steps=1 if quick else 20,
+                         decay="cosine", grad_clip=1.0, eval_every=steps // 4,
+                         eval_batches=1 if quick else 16, eval_seed=0)
+    arms = tuple(
+        Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
+            recipe.replace(lr=lr), {"family": family, "short": short, "norm": norm,
+                                    "init": init, "n_layer": L, "lr": lr})
+        for family, short, norm, init in FIX_FAMILIES for lr in LONG_200_RATES[norm])
+    return Experiment(
+        name="deepnorm_depth_200_long", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): the three arms of deepnorm_depth_comparison at "
+            "L = 200 (post-norm with Xavier init, DeepNorm, pre-norm with Xavier init; the "
+            "same recipe: 8 x 64 characters per step, 20 warm-up steps, cosine decay to a "
+            "tenth, clipping at 1) trained for 400 steps, as many tokens as the L = 48 arms "
+            "saw (the 200-step runs had half), each at three peak rates about 3x apart "
+            "(post-norm and DeepNorm 3e-4, 1e-3, 3e-3; pre-norm 1e-3, 3e-3, 1e-2). Every "
+            "seed is scored on the same 16 held-out batches of 8 x 64 characters, four times "
+            "per run. 3 seeds per arm (27 runs). CPU estimate about 150 CPU-minutes (0.8 s "
+            "per step). Cut: one depth, three rates per arm, pre-norm with Xavier init only."),
+        measures=("training loss per step; validation loss four times per run (the same 16 "
+                  "batches of 8 x 64 held-out characters for every run); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 @register
 def deepnorm_update_size(quick: bool = False) -> Experiment:
     depths = (1, 2, 3) if quick else (6, 12, 24, 48, 96, 200)
@@ -634,4 +671,5 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
+    "deepnorm_depth_200_long": "about 150 CPU-minutes (27 runs of 200 blocks x 400 steps)",
 }
