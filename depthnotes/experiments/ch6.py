@@ -348,7 +348,9 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {}
+UNRECORDED: dict[str, str] = {
+    "layer_similarity_64": "about 45 CPU-minutes (6 runs of 2,000 steps at L = 24 and 48)",
+}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed
@@ -495,3 +497,33 @@ def layer_pruning_healed_best(quick: bool = False) -> Experiment:
             f"{PRUNE_LR:g} was off the best. 3 seeds ({len(arms) * 3} runs). CPU estimate "
             "about 40 minutes on 2 workers. Cut: as layer_pruning_healed."),
         measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
+#: What ``layer_similarity_64`` measures on each trained stack: the 8-block record's
+#: similar-updates measures (``layer_redundancy``), on layer_pruning's deeper, wider stacks.
+SIMILARITY_PROBES = ["update_cosines", "angular_distances"]
+
+
+@register
+def layer_similarity_64(quick: bool = False) -> Experiment:
+    pruned = [a for a in _pruning_arms_at(layer_pruning(quick), HEAL_BEST_RATE)
+              if a.info["role"] == "pruned"]
+    arms = tuple(Arm(a.name, a.model, a.recipe, {**a.info, "final_probes": SIMILARITY_PROBES})
+                 for a in pruned)
+    return Experiment(
+        name="layer_similarity_64", quick=quick,
+        description=(
+            "Chapter 6 (C13, similar updates) on the pruned stacks: layer_pruning's pre-norm "
+            f"stacks of width {PRUNE_WIDTH} at L = {' and '.join(map(str, PRUNE_DEPTHS))}, "
+            f"trained at their best bracketed rate, {HEAL_BEST_RATE:g} (the very runs of "
+            "layer_pruning_rates at that rate: same model, recipe and seeds), then measured "
+            "as layer_redundancy measures its 8-block model: on the probe batch, the cosine "
+            "of consecutive blocks' updates and the angle each block turns the stream. Run "
+            "because the similar-updates part was judged on one 8-block, 46-wide model "
+            f"only. 3 seeds ({len(arms) * 3} runs). CPU estimate about 45 CPU-minutes. Cut: "
+            "one rate (the best), no controls (the untrained reference is measured in the "
+            "chapter)."),
+        measures=("training loss per step (window means); validation loss every 500 steps "
+                  "and at the end; after training, the per-layer measures named in each "
+                  "arm's info['final_probes']"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
