@@ -571,3 +571,37 @@ def test_healed_against_scratch_takes_the_better_rule_per_seed():
     [d] = judge_healing(_healed_record({8: (1.0, {**kept, ("shortgpt", 4): float("nan")})})
                         ).depths
     assert d.best_healed(4) == (1.5,) * 3               # a diverged fine-tune is passed over
+
+
+def _similarity_record(cosines_by_depth):
+    """A layer_similarity_64-like record: per depth, one update_cosines array per seed."""
+    from tests.fake_records import loss_run, stored_record
+
+    arms = {}
+    for L, per_seed in cosines_by_depth.items():
+        runs = [loss_run(1.4) for _ in per_seed]
+        for run, cos in zip(runs, per_seed):
+            run["final"]["update_cosines"] = list(cos)
+        arms[f"L={L} pruned"] = ({"n_layer": L, "role": "pruned"}, runs)
+    return stored_record(arms)
+
+
+def test_judge_deep_similarity_per_depth_and_combined():
+    from depthnotes.verdicts.ch6_redundancy import judge_deep_similarity
+
+    up, flat = [0.0, 0.6, 0.7], [0.0, 0.04, 0.04]
+    rec = _similarity_record({24: [up] * 3, 48: [flat] * 3})
+    deep = judge_deep_similarity(rec, {24: UNTRAINED, 48: UNTRAINED})
+    assert deep.depths == [24, 48]
+    assert deep.trained_cos[24] == pytest.approx((0.65,) * 3)
+    assert (deep.word_at(24), deep.word_at(48)) == (REPRODUCED, NOT_SHOWN)
+    assert deep.word == IN_PART
+    both = judge_deep_similarity(_similarity_record({24: [up] * 3, 48: [up] * 3}),
+                                 {24: UNTRAINED, 48: UNTRAINED})
+    assert both.word == REPRODUCED
+    # too few untrained stacks at one depth: that depth is not testable
+    few = judge_deep_similarity(_similarity_record({24: [up] * 3, 48: [up] * 3}),
+                                {24: UNTRAINED, 48: UNTRAINED[:2]})
+    assert few.word_at(48) == NOT_TESTABLE and few.word == IN_PART
+    with pytest.raises(ValueError, match="untrained cosines for depths"):
+        judge_deep_similarity(rec, {24: UNTRAINED})

@@ -34,13 +34,8 @@ class RedundancyCheck:
 
     @property
     def aligned(self) -> bool:
-        """The trained models' cosines are clearly above the untrained ones' (the evidence
-        library's rule; needs ``MIN_SEEDS`` of each)."""
-        if self.models < MIN_SEEDS or len(self.untrained_cos) < MIN_SEEDS:
-            return False
-        d = compare(("trained", self.trained_cos), ("untrained", self.untrained_cos),
-                    better="higher")
-        return d.clear and d.better == "trained"
+        """The trained models' cosines are clearly above the untrained ones' (``aligned``)."""
+        return aligned(self.trained_cos, self.untrained_cos)
 
     @property
     def many(self) -> bool:
@@ -49,9 +44,7 @@ class RedundancyCheck:
 
     @property
     def similar_word(self) -> str:
-        if self.models < MIN_SEEDS or len(self.untrained_cos) < MIN_SEEDS:
-            return NOT_TESTABLE
-        return REPRODUCED if self.aligned else NOT_SHOWN
+        return similarity_word(self.trained_cos, self.untrained_cos)
 
     @property
     def removable_word(self) -> str:
@@ -63,6 +56,65 @@ class RedundancyCheck:
     def word(self) -> str:
         """The two parts' words combined (``evidence.combine``)."""
         return combine([self.similar_word, self.removable_word])
+
+
+def aligned(trained_cos, untrained_cos) -> bool:
+    """Trained models' mean cosines of consecutive updates (one per seed) clearly above
+    untrained models' of the same shape on the same batch (``evidence.compare``); False with
+    fewer than ``MIN_SEEDS`` of either."""
+    if len(trained_cos) < MIN_SEEDS or len(untrained_cos) < MIN_SEEDS:
+        return False
+    d = compare(("trained", tuple(trained_cos)), ("untrained", tuple(untrained_cos)),
+                better="higher")
+    return d.clear and d.better == "trained"
+
+
+def similarity_word(trained_cos, untrained_cos) -> str:
+    """C13's "similar updates" on one shape: reproduced when ``aligned``, else not shown
+    here; fewer than ``MIN_SEEDS`` trained or untrained models: not testable here."""
+    if len(trained_cos) < MIN_SEEDS or len(untrained_cos) < MIN_SEEDS:
+        return NOT_TESTABLE
+    return REPRODUCED if aligned(trained_cos, untrained_cos) else NOT_SHOWN
+
+
+@dataclass(frozen=True)
+class DeepSimilarity:
+    """C13's "similar updates" on the pruned deep stacks (record ``layer_similarity_64``):
+    per depth, the mean cosine of consecutive updates (pairs after block 1) of each trained
+    seed and of each untrained stack of the same shape, on the same probe batch."""
+
+    trained_cos: dict[int, tuple[float, ...]]     # L -> one per seed
+    untrained_cos: dict[int, tuple[float, ...]]   # L -> one per untrained stack
+
+    @property
+    def depths(self) -> list[int]:
+        return sorted(self.trained_cos)
+
+    def word_at(self, n_layer: int) -> str:
+        return similarity_word(self.trained_cos[n_layer], self.untrained_cos[n_layer])
+
+    @property
+    def word(self) -> str:
+        """Every depth's word combined (``evidence.combine``): all reproduced -> reproduced;
+        some -> reproduced in part."""
+        return combine([self.word_at(L) for L in self.depths])
+
+
+def judge_deep_similarity(record, untrained_cosines: dict) -> DeepSimilarity:
+    """``DeepSimilarity`` of a ``layer_similarity_64``-like record: each arm's
+    ``info['n_layer']`` and, per seed, its final ``update_cosines``; ``untrained_cosines`` maps
+    each depth to one ``update_cosines`` array per untrained stack of that arm's shape (the
+    chapter measures them on the same probe batch)."""
+    trained = {}
+    for arm in record.arms:
+        L = record.arm(arm)["info"]["n_layer"]
+        trained[L] = tuple(later_mean_cosine(record.run(arm, s)["final"]["update_cosines"])
+                           for s in record.seeds)
+    if set(trained) != set(untrained_cosines):
+        raise ValueError(f"untrained cosines for depths {sorted(untrained_cosines)}, the "
+                         f"record has {sorted(trained)}")
+    return DeepSimilarity(trained, {L: tuple(later_mean_cosine(c) for c in cs)
+                                    for L, cs in untrained_cosines.items()})
 
 
 def later_mean_cosine(cosines) -> float:
