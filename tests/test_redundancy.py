@@ -575,7 +575,7 @@ def test_healed_against_scratch_takes_the_better_rule_per_seed():
 
 def _similarity_record(cosines_by_depth):
     """A layer_similarity_64-like record: per depth, one update_cosines array per seed."""
-    from tests.fake_records import loss_run, stored_record
+    from fake_records import loss_run, stored_record
 
     arms = {}
     for L, per_seed in cosines_by_depth.items():
