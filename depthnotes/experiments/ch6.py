@@ -348,9 +348,7 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {
-    "layer_similarity_64": "about 45 CPU-minutes (6 runs of 2,000 steps at L = 24 and 48)",
-}
+UNRECORDED: dict[str, str] = {}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed

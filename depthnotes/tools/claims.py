@@ -315,9 +315,10 @@ FINDINGS: dict[str, Finding] = {
                         "{c12l_post}. DeepNorm's lower {c12l_deep} is at {c12l_deep_lr}, "
                         "where beta only trained on {c12s_hi_b} of 3 seeds; at "
                         "{c12s_lo_lr} it ends {c12s_lo_below} below DeepNorm.", REPRODUCED),
-    "C13 similar updates": _F("similar updates", "Later blocks' updates point the same way as "
-                              "their neighbours' (cosine {c13_cos_span}, untrained at most "
-                              "{c13_untrained_cos}).", REPRODUCED),
+    "C13 similar updates": _F("similar updates", "In the 24- and 48-block stacks, later "
+                              "blocks' updates lean the way their neighbours' do (mean cosine "
+                              "{c13_cos24} and {c13_cos48}; untrained at most "
+                              "{c13_deep_untrained}).", REPRODUCED),
     "C13 many removable": _F("many removable", "At each stack's best rate, inside four "
                              "({c13_best_rates}), pruning without retraining removes only "
                              "{c13_prune_24} of 24 blocks, or {c13_prune_48} of 48, within 5 % "
