@@ -182,6 +182,7 @@ def test_slow_runs_did_not_train_for_the_depth_verdict():
     assert v.comparisons[200].clear and v.words == {48: REPRODUCED, 200: NOT_SHOWN}
     assert v.word == IN_PART and v.holds == (48,)
     assert v.untrained == (200,) and v.within_noise == () and v.unbracketed == {}
+    assert v.reason(200) == "deep ends clearly below post but does not train on every seed"
 
 
 GRID = (3e-4, 1e-3, 3e-3)
@@ -217,6 +218,7 @@ def test_depth_verdict_at_every_some_and_no_depth():
     v = depth_verdict(depth_outcomes(rec, BASE, 0.25), "deep", "post")
     assert v.word == IN_PART and v.holds == (48,) and v.words[200] == NOT_SHOWN
     assert v.within_noise == (200,) and v.untrained == ()
+    assert v.reason(200) == "deep and post are within noise"
     assert not v.comparisons[200].clear
     rec = depth_record({("deep", 48): BAD, ("deep", 200): BAD,
                         ("post", 48): OK, ("post", 200): OK})
@@ -229,6 +231,8 @@ def test_depth_verdict_at_every_some_and_no_depth():
                         ("post", 48): BAD, ("post", 200): OK})
     v = depth_verdict(depth_outcomes(rec, BASE, 0.25), "deep", "post")
     assert v.words == {48: REPRODUCED, 200: CONTRADICTED} and v.word == IN_PART
+    assert v.reason(48) == "deep trains and ends clearly below post"
+    assert v.reason(200) == "post ends clearly below deep"
 
 
 def test_depth_verdict_separated_seeds_are_clear_though_a_range_exceeds_the_gap():
@@ -245,6 +249,7 @@ def test_depth_verdict_not_testable_without_a_bracketed_rate():
     assert v.comparisons[48].clear                       # clear, but at one rate each
     assert v.words == {48: NOT_TESTABLE} and v.word == NOT_TESTABLE and v.holds == ()
     assert v.unbracketed == {48: ("deep", "post")}       # neither grid brackets its best
+    assert v.reason(48) == "not testable (deep and post's best rate at the grid's edge)"
 
 
 def test_rate_outcomes_give_every_rate_by_the_same_rule():
@@ -813,3 +818,22 @@ def test_layer_use_control_without_the_last_block_judges_the_blocks_before_it():
     assert c.word == NOT_SHOWN and c.control.late == slice(6, 7)
     assert removal_ratio(rec, out["ctl"][0].arm, last_out=True) == pytest.approx(
         (0.02, 1 / 30, 1 / 55))
+
+
+def test_depth_grid_reads_both_depths_on_as_many_steps():
+    """C9a's and C12's grid: L = 48 from the first two records, L = 200 only from its own
+    400-step record (the first records' 200-step runs at L = 200 are the first reading)."""
+    from depthnotes.experiments.records import load_record
+    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORD_200, DEPTH_RECORDS_48, depth_grid,
+                                               first_depth_grid)
+
+    recs = {n: load_record(n) for n in (*DEPTH_RECORDS_48, DEPTH_RECORD_200)}
+    grid = depth_grid(recs)
+    arms = {a: grid.arm(a) for a in grid.arms}
+    at = {L: {a for a, c in arms.items() if c["info"]["n_layer"] == L} for L in (48, 200)}
+    assert set(arms) == at[48] | at[200]
+    assert at[200] == set(recs[DEPTH_RECORD_200].arms)
+    assert {c["recipe"]["steps"] for c in arms.values()} == {400}
+    first = first_depth_grid(recs)
+    assert {first.arm(a)["recipe"]["steps"] for a in first.arms} == {200, 400}
+    assert at[48] == {a for a in first.arms if first.arm(a)["info"]["n_layer"] == 48}

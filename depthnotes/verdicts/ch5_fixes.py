@@ -117,12 +117,36 @@ RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 #: as an illustration, with no word.
 RECORDS_48_LONG_LNS = ("layer_use_48_long", "layer_use_48_long_edges",
                        "layer_use_48_long_lns")
+#: C9a's and C12's two depths: L = 48 from the two 400-step records, L = 200 from its own
+#: 400-step record (as many tokens as L = 48 saw; chosen on 2026-12-05 before it ran). The
+#: first two records' 200-step runs at L = 200 were the first reading (``first_depth_grid``).
+DEPTH_RECORDS_48 = ("deepnorm_depth_comparison", "deepnorm_depth_lr")
+DEPTH_RECORD_200 = "deepnorm_depth_200_long"
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
-           "deepnorm_depth_comparison", "deepnorm_depth_lr", *RECORDS_48,
+           *DEPTH_RECORDS_48, DEPTH_RECORD_200, *RECORDS_48,
            *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
            "init_response_sgd_deepnet", "deepnorm_1000_layers")
+
+
+def first_depth_grid(recs: dict):
+    """The depth grid as first read: both depths from ``DEPTH_RECORDS_48`` (L = 200 there ran
+    200 steps, half the tokens of L = 48), one ``Record``; ``recs`` as from
+    ``load_chapter_records``."""
+    from depthnotes.experiments.records import combine_records
+
+    return combine_records(*(recs[n] for n in DEPTH_RECORDS_48))
+
+
+def depth_grid(recs: dict):
+    """C9a's and C12's depth grid as one ``Record``: the L = 48 arms of ``DEPTH_RECORDS_48``
+    and every arm of ``DEPTH_RECORD_200``, so that both depths saw the same tokens."""
+    from depthnotes.experiments.records import combine_records
+
+    at48 = [recs[n].select([a for a in recs[n].arms if recs[n].arm(a)["info"]["n_layer"] == 48])
+            for n in DEPTH_RECORDS_48]
+    return combine_records(*at48, recs[DEPTH_RECORD_200])
 
 
 def load_chapter_records(run: bool = False) -> dict:
@@ -207,6 +231,23 @@ class DepthComparisonVerdict:
     untrained: tuple[int, ...]      # depths where it is clearly better but does not train
     within_noise: tuple[int, ...]   # depths where the two are within noise
     unbracketed: dict               # {L: families whose best rate the grid does not bracket}
+    claim: str = ""                 # the family the claim is about, and the one it is set against
+    other: str = ""
+
+    def reason(self, n_layer: int) -> str:
+        """Why depth ``n_layer`` has its word, as a phrase the chapter can quote after
+        "at L = ...": the claimed family (first of the comparison) against the other."""
+        claim, other = self.claim.split(",")[0], self.other.split(",")[0]
+        if n_layer in self.unbracketed:
+            edge = " and ".join(f.split(",")[0] for f in self.unbracketed[n_layer])
+            return f"not testable ({edge}'s best rate at the grid's edge)"
+        if n_layer in self.holds:
+            return f"{claim} trains and ends clearly below {other}"
+        if n_layer in self.untrained:
+            return f"{claim} ends clearly below {other} but does not train on every seed"
+        if n_layer in self.within_noise:
+            return f"{claim} and {other} are within noise"
+        return f"{other} ends clearly below {claim}"
 
 
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
@@ -235,7 +276,7 @@ def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
     within = tuple(L for L in depths if words[L] == NOT_SHOWN and not cmps[L].between(
         claim, other).clear)
     return DepthComparisonVerdict(combine(list(words.values())), cmps, words, holds,
-                                  tuple(untrained), within, unbracketed)
+                                  tuple(untrained), within, unbracketed, claim, other)
 
 
 # -- C9: the learning-rate x warm-up grid at depth (where post-norm fails) --------------------
@@ -507,7 +548,8 @@ def update_verdict(sizes: dict[str, dict[int, list[float]]], deepnorm: str,
                          smaller, exp_cmp)
 
 
-__all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "load_chapter_records",
+__all__ = ["UNIGRAM_MARGIN", "LOSS_MARGIN", "RECORDS", "depth_grid", "first_depth_grid",
+           "load_chapter_records",
            "RECORDS_48", "RECORDS_48_LONG", "RECORDS_48_LONG_PROBED", "RECORDS_48_LONG_LNS",
            "RunOutcome",
            "run_outcome", "depth_comparison",
