@@ -249,7 +249,7 @@ def test_depth_verdict_not_testable_without_a_bracketed_rate():
     assert v.comparisons[48].clear                       # clear, but at one rate each
     assert v.words == {48: NOT_TESTABLE} and v.word == NOT_TESTABLE and v.holds == ()
     assert v.unbracketed == {48: ("deep", "post")}       # neither grid brackets its best
-    assert v.reason(48) == "not testable (deep and post's best rate at the grid's edge)"
+    assert v.reason(48) == "not testable (the grid does not bracket deep and post's best rate)"
 
 
 def test_rate_outcomes_give_every_rate_by_the_same_rule():

@@ -251,8 +251,9 @@ FINDINGS: dict[str, Finding] = {
                          CONTRADICTED),
     "C9a two depths": _F("two depths", "Pre-norm trained in {c9_ok_pre} of {c9_cells} cells "
                                        "at 8 and 24 blocks, Xavier post-norm in {c9_ok_post}; "
-                                       "longer runs leave {c9_edge} unbracketed, and at 200 "
-                                       "blocks not every pre-norm seed trains.", NOT_SHOWN),
+                                       "in 400-step runs at 48 and 200 blocks it ends "
+                                       "{c9_gap48} and {c9_gap200} nats lower, its best rate "
+                                       "unbracketed at both.", NOT_TESTABLE),
     "C9a 48 blocks, Xavier": _F("48 blocks, Xavier", "Each at a best rate inside its grid, "
                                 "pre-norm ends {c9x_gap} nats below Xavier post-norm (seeds "
                                 "{c9x_range}), which stalls at every rate.", REPRODUCED),
@@ -301,7 +302,8 @@ FINDINGS: dict[str, Finding] = {
                                                            "DeepNet's), k = {c12_k_scaled}.",
                                    REPRODUCED),
     "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
-                             "blocks the two are within noise. At 1,000 blocks one "
+                             "it beats it too, but at its grid's lowest rate: not testable. "
+                             "At 1,000 blocks one "
                              "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
                              "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
                     IN_PART),

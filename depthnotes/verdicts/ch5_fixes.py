@@ -240,7 +240,7 @@ class DepthComparisonVerdict:
         claim, other = self.claim.split(",")[0], self.other.split(",")[0]
         if n_layer in self.unbracketed:
             edge = " and ".join(f.split(",")[0] for f in self.unbracketed[n_layer])
-            return f"not testable ({edge}'s best rate at the grid's edge)"
+            return f"not testable (the grid does not bracket {edge}'s best rate)"
         if n_layer in self.holds:
             return f"{claim} trains and ends clearly below {other}"
         if n_layer in self.untrained:
