@@ -239,18 +239,25 @@ LONG_200_RATES = {"post": (3e-4, 1e-3, 3e-3), "deepnorm": (3e-4, 1e-3, 3e-3),
                   "pre": (1e-3, 3e-3, 1e-2)}
 
 
-@register
-def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
+def _arms_200_long(quick: bool, rates: dict) -> tuple:
+    """``deepnorm_depth_200_long``'s arms (the families of ``FIX_FAMILIES`` at L = 200, 400
+    steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``; a family
+    missing from it is left out)."""
     L, steps = (2, 8) if quick else (200, 400)
     recipe = TrainConfig(steps=steps, batch_size=4 if quick else 8,
                          context=16 if quick else 64, warmup_steps=1 if quick else 20,
                          decay="cosine", grad_clip=1.0, eval_every=steps // 4,
                          eval_batches=1 if quick else 16, eval_seed=0)
-    arms = tuple(
+    return tuple(
         Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
             recipe.replace(lr=lr), {"family": family, "short": short, "norm": norm,
                                     "init": init, "n_layer": L, "lr": lr})
-        for family, short, norm, init in FIX_FAMILIES for lr in LONG_200_RATES[norm])
+        for family, short, norm, init in FIX_FAMILIES for lr in rates.get(norm, ()))
+
+
+@register
+def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, LONG_200_RATES)
     return Experiment(
         name="deepnorm_depth_200_long", quick=quick,
         description=(
@@ -263,6 +270,31 @@ def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
             "seed is scored on the same 16 held-out batches of 8 x 64 characters, four times "
             "per run. 3 seeds per arm (27 runs). CPU estimate about 150 CPU-minutes (0.8 s "
             "per step). Cut: one depth, three rates per arm, pre-norm with Xavier init only."),
+        measures=("training loss per step; validation loss four times per run (the same 16 "
+                  "batches of 8 x 64 held-out characters for every run); whether and where "
+                  "a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The rates ``deepnorm_depth_200_long_low`` adds: one step below each grid whose best rate
+#: ``deepnorm_depth_200_long`` did not bracket at its low end (DeepNorm's best was 3e-4, the
+#: lowest; pre-norm's lowest, 1e-3, was within noise of its best, 3e-3).
+LONG_200_LOW_RATES = {"deepnorm": (1e-4,), "pre": (3e-4,)}
+
+
+@register
+def deepnorm_depth_200_long_low(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, LONG_200_LOW_RATES)
+    return Experiment(
+        name="deepnorm_depth_200_long_low", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's DeepNorm at 1e-4 and "
+            "pre-norm (Xavier) at 3e-4, the same recipe, seeds and held-out text, added "
+            "after that record was read: DeepNorm's best rate there was its grid's lowest, "
+            "and pre-norm's lowest rate was within noise of its best, so neither grid "
+            "bracketed the best and L = 200 was not testable. The rule does not change. "
+            f"3 seeds per arm ({len(arms) * 3} runs). CPU estimate about 35 CPU-minutes. "
+            "Cut: one rate more per arm, none for post-norm (its grid was flat)."),
         measures=("training loss per step; validation loss four times per run (the same 16 "
                   "batches of 8 x 64 held-out characters for every run); whether and where "
                   "a run diverged"),
@@ -671,4 +703,5 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
+    "deepnorm_depth_200_long_low": "about 35 CPU-minutes (6 runs of 200 blocks x 400 steps)",
 }
