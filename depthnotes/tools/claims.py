@@ -320,7 +320,8 @@ FINDINGS: dict[str, Finding] = {
     "C13 similar updates": _F("similar updates", "In the 24- and 48-block stacks, later "
                               "blocks' updates lean the way their neighbours' do (mean cosine "
                               "{c13_cos24} and {c13_cos48}; untrained at most "
-                              "{c13_deep_untrained}).", REPRODUCED),
+                              "{c13_deep_untrained}): above untrained, as the rule asks, but far "
+                              "from parallel.", REPRODUCED),
     "C13 many removable": _F("many removable", "At each stack's best rate, inside four "
                              "({c13_best_rates}), pruning without retraining removes only "
                              "{c13_prune_24} of 24 blocks, or {c13_prune_48} of 48, within 5 % "
