@@ -824,15 +824,15 @@ def test_depth_grid_reads_both_depths_on_as_many_steps():
     """C9a's and C12's grid: L = 48 from the first two records, L = 200 only from its own
     400-step record (the first records' 200-step runs at L = 200 are the first reading)."""
     from depthnotes.experiments.records import load_record
-    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORD_200, DEPTH_RECORDS_48, depth_grid,
+    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORDS_200, DEPTH_RECORDS_48, depth_grid,
                                                first_depth_grid)
 
-    recs = {n: load_record(n) for n in (*DEPTH_RECORDS_48, DEPTH_RECORD_200)}
+    recs = {n: load_record(n) for n in (*DEPTH_RECORDS_48, *DEPTH_RECORDS_200)}
     grid = depth_grid(recs)
     arms = {a: grid.arm(a) for a in grid.arms}
     at = {L: {a for a, c in arms.items() if c["info"]["n_layer"] == L} for L in (48, 200)}
     assert set(arms) == at[48] | at[200]
-    assert at[200] == set(recs[DEPTH_RECORD_200].arms)
+    assert at[200] == {a for n in DEPTH_RECORDS_200 for a in recs[n].arms}
     assert {c["recipe"]["steps"] for c in arms.values()} == {400}
     first = first_depth_grid(recs)
     assert {first.arm(a)["recipe"]["steps"] for a in first.arms} == {200, 400}

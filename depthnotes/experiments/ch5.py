@@ -703,5 +703,4 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "deepnorm_depth_200_long_low": "about 35 CPU-minutes (6 runs of 200 blocks x 400 steps)",
 }

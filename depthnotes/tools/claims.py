@@ -251,9 +251,9 @@ FINDINGS: dict[str, Finding] = {
                          CONTRADICTED),
     "C9a two depths": _F("two depths", "Pre-norm trained in {c9_ok_pre} of {c9_cells} cells "
                                        "at 8 and 24 blocks, Xavier post-norm in {c9_ok_post}; "
-                                       "in 400-step runs at 48 and 200 blocks it ends "
-                                       "{c9_gap48} and {c9_gap200} nats lower, its best rate "
-                                       "unbracketed at both.", NOT_TESTABLE),
+                                       "in 400-step runs it ends {c9_gap48} and "
+                                       "{c9_gap200} nats lower at 48 and 200 blocks, its "
+                                       "best rate bracketed at 200 only.", IN_PART),
     "C9a 48 blocks, Xavier": _F("48 blocks, Xavier", "Each at a best rate inside its grid, "
                                 "pre-norm ends {c9x_gap} nats below Xavier post-norm (seeds "
                                 "{c9x_range}), which stalls at every rate.", REPRODUCED),
@@ -301,12 +301,11 @@ FINDINGS: dict[str, Finding] = {
                                                            "1/√L (the book's rule, not "
                                                            "DeepNet's), k = {c12_k_scaled}.",
                                    REPRODUCED),
-    "C12 depth": _F("depth", "DeepNorm trains and beats Xavier post-norm at 48 blocks; at 200 "
-                             "it beats it too, but at its grid's lowest rate: not testable. "
-                             "At 1,000 blocks one "
+    "C12 depth": _F("depth", "In 400-step runs DeepNorm trains and beats Xavier post-norm "
+                             "at 48 and 200 blocks. At 1,000 blocks one "
                              "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
                              "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
-                    IN_PART),
+                    REPRODUCED),
     "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only (as "
                          "LayerNorm ignores scale, every branch times {c12a_branch}) trains "
                          "at one rate of four, {c12l_alpha_lr}: {c12l_alpha} (seeds "

@@ -118,13 +118,15 @@ RECORDS_48_LONG_PROBED = ("layer_use_48_long", "deepnorm_at_48_long_edges")
 RECORDS_48_LONG_LNS = ("layer_use_48_long", "layer_use_48_long_edges",
                        "layer_use_48_long_lns")
 #: C9a's and C12's two depths: L = 48 from the two 400-step records, L = 200 from its own
-#: 400-step record (as many tokens as L = 48 saw; chosen on 2026-12-05 before it ran). The
-#: first two records' 200-step runs at L = 200 were the first reading (``first_depth_grid``).
+#: 400-step records (as many tokens as L = 48 saw; the first chosen on 2026-12-05 before it
+#: ran, the second, ``_low``, added after it was read, where two grids did not bracket their
+#: best at the low end). The first two records' 200-step runs at L = 200 were the first
+#: reading (``first_depth_grid``).
 DEPTH_RECORDS_48 = ("deepnorm_depth_comparison", "deepnorm_depth_lr")
-DEPTH_RECORD_200 = "deepnorm_depth_200_long"
+DEPTH_RECORDS_200 = ("deepnorm_depth_200_long", "deepnorm_depth_200_long_low")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
-           *DEPTH_RECORDS_48, DEPTH_RECORD_200, *RECORDS_48,
+           *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
            *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
            "init_response_sgd_deepnet", "deepnorm_1000_layers")
@@ -141,12 +143,12 @@ def first_depth_grid(recs: dict):
 
 def depth_grid(recs: dict):
     """C9a's and C12's depth grid as one ``Record``: the L = 48 arms of ``DEPTH_RECORDS_48``
-    and every arm of ``DEPTH_RECORD_200``, so that both depths saw the same tokens."""
+    and every arm of ``DEPTH_RECORDS_200``, so that both depths saw the same tokens."""
     from depthnotes.experiments.records import combine_records
 
     at48 = [recs[n].select([a for a in recs[n].arms if recs[n].arm(a)["info"]["n_layer"] == 48])
             for n in DEPTH_RECORDS_48]
-    return combine_records(*at48, recs[DEPTH_RECORD_200])
+    return combine_records(*at48, *(recs[n] for n in DEPTH_RECORDS_200))
 
 
 def load_chapter_records(run: bool = False) -> dict:
