@@ -239,6 +239,12 @@ LONG_200_RATES = {"post": (3e-4, 1e-3, 3e-3), "deepnorm": (3e-4, 1e-3, 3e-3),
                   "pre": (1e-3, 3e-3, 1e-2)}
 
 
+#: What the two 400-step records at L = 200 measure.
+MEASURES_200_LONG = ("training loss per step; validation loss four times per run (the same 16 "
+                     "batches of 8 x 64 held-out characters for every run); whether and where "
+                     "a run diverged")
+
+
 def _arms_200_long(quick: bool, rates: dict) -> tuple:
     """``deepnorm_depth_200_long``'s arms (the families of ``FIX_FAMILIES`` at L = 200, 400
     steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``; a family
@@ -270,9 +276,7 @@ def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
             "seed is scored on the same 16 held-out batches of 8 x 64 characters, four times "
             "per run. 3 seeds per arm (27 runs). CPU estimate about 150 CPU-minutes (0.8 s "
             "per step). Cut: one depth, three rates per arm, pre-norm with Xavier init only."),
-        measures=("training loss per step; validation loss four times per run (the same 16 "
-                  "batches of 8 x 64 held-out characters for every run); whether and where "
-                  "a run diverged"),
+        measures=MEASURES_200_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -295,9 +299,7 @@ def deepnorm_depth_200_long_low(quick: bool = False) -> Experiment:
             "bracketed the best and L = 200 was not testable. The rule does not change. "
             f"3 seeds per arm ({len(arms) * 3} runs). CPU estimate about 35 CPU-minutes. "
             "Cut: one rate more per arm, none for post-norm (its grid was flat)."),
-        measures=("training loss per step; validation loss four times per run (the same 16 "
-                  "batches of 8 x 64 held-out characters for every run); whether and where "
-                  "a run diverged"),
+        measures=MEASURES_200_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
