@@ -163,25 +163,37 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
         data="python_topics", arms=(arm,), seeds=(0, 1, 2))
 
 
+def _depth_recipe(quick: bool) -> TrainConfig:
+    """The one recipe of the depth comparisons (``deepnorm_depth_comparison`` and the records
+    that add rates or steps to it): 8 x 64 characters per step, peak 1e-3, 20 warm-up steps,
+    cosine decay, clipping at 1, 16 held-out batches; each record sets its steps."""
+    return TrainConfig(batch_size=4 if quick else 8, context=16 if quick else 64, lr=1e-3,
+                       warmup_steps=1 if quick else 20, decay="cosine", grad_clip=1.0,
+                       eval_batches=1 if quick else 16)
+
+
+def _fix_arm(family_row: tuple, n_layer: int, recipe: TrainConfig,
+             lr: float | None = None) -> Arm:
+    """One arm of the depth comparisons: a family of ``FIX_FAMILIES`` in the thin shape at
+    ``n_layer`` blocks, trained by ``recipe`` (at ``lr``, which then joins its name and info;
+    None: the recipe's own rate, named without it)."""
+    family, short, norm, init = family_row
+    info = {"family": family, "short": short, "norm": norm, "init": init, "n_layer": n_layer,
+            **({} if lr is None else {"lr": lr})}
+    rate = "" if lr is None else f", lr={lr:g}"
+    return Arm(f"{family}{rate}, L={n_layer}", thin_config(n_layer, norm, init),
+               recipe if lr is None else recipe.replace(lr=lr), info)
+
+
 def _depth_comparison_arms(quick: bool, lrs: tuple[float, ...] | None = None) -> tuple:
     """The arms of ``deepnorm_depth_comparison`` (``lrs=None``: its one rate, 1e-3, and its arm
     names), or the same arms at each rate of ``lrs`` (names and info carry the rate)."""
     plan = {1: 4, 2: 3} if quick else {48: 400, 200: 200}       # depth -> steps
-    base = TrainConfig(batch_size=4 if quick else 8, context=16 if quick else 64, lr=1e-3,
-                       warmup_steps=1 if quick else 20, decay="cosine", grad_clip=1.0,
-                       eval_batches=1 if quick else 16)
-    arms = []
-    for lr in (lrs or (None,)):
-        for L, steps in plan.items():
-            recipe = base.replace(steps=steps, eval_every=1 if quick else steps // 4,
-                                  **({} if lr is None else {"lr": lr}))
-            for family, short, norm, init in FIX_FAMILIES:
-                info = {"family": family, "short": short, "norm": norm, "init": init,
-                        "n_layer": L, **({} if lr is None else {"lr": lr})}
-                rate = "" if lr is None else f", lr={lr:g}"
-                arms.append(Arm(f"{family}{rate}, L={L}", thin_config(L, norm, init), recipe,
-                                info))
-    return tuple(arms)
+    base = _depth_recipe(quick)
+    return tuple(_fix_arm(row, L, base.replace(steps=steps,
+                                               eval_every=1 if quick else steps // 4), lr)
+                 for lr in (lrs or (None,)) for L, steps in plan.items()
+                 for row in FIX_FAMILIES)
 
 
 @register
@@ -250,15 +262,9 @@ def _arms_200_long(quick: bool, rates: dict) -> tuple:
     steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``; a family
     missing from it is left out)."""
     L, steps = (2, 8) if quick else (200, 400)
-    recipe = TrainConfig(steps=steps, batch_size=4 if quick else 8,
-                         context=16 if quick else 64, warmup_steps=1 if quick else 20,
-                         decay="cosine", grad_clip=1.0, eval_every=steps // 4,
-                         eval_batches=1 if quick else 16, eval_seed=0)
-    return tuple(
-        Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
-            recipe.replace(lr=lr), {"family": family, "short": short, "norm": norm,
-                                    "init": init, "n_layer": L, "lr": lr})
-        for family, short, norm, init in FIX_FAMILIES for lr in rates.get(norm, ()))
+    recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
+    return tuple(_fix_arm(row, L, recipe, lr)
+                 for row in FIX_FAMILIES for lr in rates.get(row[2], ()))
 
 
 @register

@@ -504,8 +504,8 @@ SIMILARITY_PROBES = ["update_cosines", "angular_distances"]
 
 @register
 def layer_similarity_64(quick: bool = False) -> Experiment:
-    pruned = [a for a in _pruning_arms_at(layer_pruning(quick), HEAL_BEST_RATE)
-              if a.info["role"] == "pruned"]
+    base = layer_pruning(quick)
+    pruned = [a for a in _pruning_arms_at(base, HEAL_BEST_RATE) if a.info["role"] == "pruned"]
     arms = tuple(Arm(a.name, a.model, a.recipe, {**a.info, "final_probes": SIMILARITY_PROBES})
                  for a in pruned)
     return Experiment(
@@ -521,7 +521,4 @@ def layer_similarity_64(quick: bool = False) -> Experiment:
             f"only. 3 seeds ({len(arms) * 3} runs). CPU estimate about 45 CPU-minutes. Cut: "
             "one rate (the best), no controls (the untrained reference is measured in the "
             "chapter)."),
-        measures=("training loss per step (window means); validation loss every 500 steps "
-                  "and at the end; after training, the per-layer measures named in each "
-                  "arm's info['final_probes']"),
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
