@@ -46,7 +46,7 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
     recipe = TrainConfig(steps=steps, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=FAILURE_LR, warmup_steps=0,
                          decay="cosine", grad_clip=1.0, eval_every=2 if quick else 50,
-                         eval_batches=1 if quick else 16)
+                         eval_batches=1 if quick else 16, eval_seed=0)
     vocab = load_corpus().vocab_size
     arms = []
     for L in depths:
@@ -82,8 +82,8 @@ def postnorm_failure_depth(quick: bool = False) -> Experiment:
             "alone), no depth between 6 and 12 or beyond 48, 300 steps (about 0.7 epoch), "
             "3 seeds rather than 5, and no pre-norm warm-up arm."),
         measures=("training loss per step; validation loss every 50 steps and after the "
-                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
-                  "a run diverged"),
+                  "last step (the same 16 batches of 16 x 64 held-out characters for every "
+                  "run); whether and where a run diverged"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 

@@ -89,7 +89,8 @@ def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
         ((8, 24), (1e-3, 1e-2), (0, 50))
     recipe = TrainConfig(steps=4 if quick else 200, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, decay="cosine", grad_clip=1.0,
-                         eval_every=2 if quick else 100, eval_batches=1 if quick else 16)
+                         eval_every=2 if quick else 100, eval_batches=1 if quick else 16,
+                         eval_seed=0)
     arms = _norm_grid(depths, lrs, warmups, recipe, "{norm}-norm, lr={lr:g}, warm-up={wu}")
     return Experiment(
         name="prenorm_vs_postnorm_grid", quick=quick,
@@ -104,8 +105,9 @@ def prenorm_vs_postnorm_grid(quick: bool = False) -> Experiment:
             "per block per step). Cut to fit the chapter's 90 CPU-minutes: two learning "
             "rates and two warm-ups (no 3e-3, no longer warm-up), two depths, 200 steps "
             "(about half an epoch), 3 seeds rather than 5."),
-        measures=("training loss per step; validation loss after steps 100 and 200 (16 "
-                  "batches of 16 x 64 held-out characters); whether and where a run diverged"),
+        measures=("training loss per step; validation loss after steps 100 and 200 (the "
+                  "same 16 batches of 16 x 64 held-out characters for every run); whether "
+                  "and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -140,7 +142,7 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
     recipe = TrainConfig(steps=4 if quick else 500, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, warmup_steps=2 if quick else 50,
                          decay="cosine", grad_clip=1.0, eval_every=2 if quick else 100,
-                         eval_batches=1 if quick else 16)
+                         eval_batches=1 if quick else 16, eval_seed=0)
     probe = {"name": "layer_use", "batches": 1 if quick else 4,
              "batch_size": 2 if quick else 16, "context": 16 if quick else 64}
     arm = Arm(f"pre-norm, Xavier, L={L}", thin_config(L, "pre", "xavier"), recipe,
@@ -157,9 +159,10 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
             "rise in loss when that one block is removed (record_probes, 'layer_use'). "
             "3 seeds. CPU estimate about 10 minutes (6.2 ms per block per step, plus 48 "
             "block removals x 4 batches twice per seed). Cut: one depth, 500 steps, 3 seeds."),
-        measures=("training loss per step; validation loss every 100 steps (16 batches); "
-                  "per block, untrained and trained: relative contribution and loss rise "
-                  "when removed, on 4 held-out batches of 16 x 64 characters"),
+        measures=("training loss per step; validation loss every 100 steps (the same 16 "
+                  "batches for every run); per block, untrained and trained: relative "
+                  "contribution and loss rise when removed, on 4 held-out batches of 16 x 64 "
+                  "characters"),
         data="python_topics", arms=(arm,), seeds=(0, 1, 2))
 
 
@@ -314,7 +317,8 @@ def deepnorm_update_size(quick: bool = False) -> Experiment:
     depths = (1, 2, 3) if quick else (6, 12, 24, 48, 96, 200)
     recipe = TrainConfig(steps=3 if quick else 5, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, warmup_steps=0,
-                         decay="constant", grad_clip=None, eval_every=0, eval_batches=1)
+                         decay="constant", grad_clip=None, eval_every=0, eval_batches=1,
+                         eval_seed=0)
     probe = {"name": "update_size", "batch_size": 2 if quick else 8,
              "context": 16 if quick else 64}
     arms = tuple(Arm(f"{family}, lr={lr:g}, L={L}", thin_config(L, norm, init),
