@@ -309,6 +309,28 @@ def deepnorm_depth_200_long_low(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: The rate ``deepnorm_depth_200_post_low`` adds: one step below post-norm's grid at L = 200,
+#: which was flat (3e-4 to 3e-3, every rate stalled at the unigram baseline).
+LONG_200_POST_LOW_RATES = {"post": (1e-4,)}
+
+
+@register
+def deepnorm_depth_200_post_low(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, LONG_200_POST_LOW_RATES)
+    return Experiment(
+        name="deepnorm_depth_200_post_low", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
+            "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-4, "
+            "one step below its grid, added after that record was read: post-norm stalled "
+            "at the unigram baseline at every rate from 3e-4 to 3e-3, a flat grid, and a "
+            "smaller rate is the one the post-LN papers would try next. The rule does not "
+            f"change. 3 seeds ({len(arms) * 3} runs). CPU estimate about 25 CPU-minutes. "
+            "Cut: one rate more."),
+        measures=MEASURES_200_LONG,
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: The peak rates ``deepnorm_depth_48_same_text`` gives each family at L = 48: the grid of
 #: ``deepnorm_depth_lr`` (3e-4, 1e-3, 3e-3) with one step above for post-norm and pre-norm,
 #: whose best rates there sat at that grid's top.
@@ -739,4 +761,5 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
     "deepnorm_depth_48_same_text": "running (about 50 CPU-minutes)",
+    "deepnorm_depth_200_post_low": "queued (about 25 CPU-minutes)",
 }
