@@ -137,6 +137,45 @@ def test_a_flat_grid_is_judgeable_and_one_rate_is_not():
     assert not one.bracketed and not one.judgeable
 
 
+def test_a_flat_stretch_at_an_edge_is_judgeable_and_a_worse_rate_beyond_does_not_undo_it():
+    flat = {3e-4: [3.245, 3.232, 3.25], 1e-3: [3.24, 3.235, 3.232], 3e-3: [3.239, 3.232, 3.234]}
+    assert best_rate(flat).flat and best_rate(flat).judgeable
+    # a clearly worse rate below the flat grid: the best still sits on a stretch of three
+    # that reaches the top edge
+    lower = best_rate({1e-4: [3.39, 3.40, 3.41], **flat})
+    assert lower.flat and lower.judgeable and lower.at_edge == "high"
+    # only two tied rates at the edge: not enough to call it flat
+    two = best_rate({1e-4: [3.39, 3.40, 3.41], **{r: flat[r] for r in (1e-3, 3e-3)}})
+    assert not two.flat and not two.judgeable
+    # a stretch at the low edge that does not hold the best does not count
+    away = best_rate({1e-4: [2.6, 2.61, 2.62], 3e-4: [2.6, 2.62, 2.61],
+                      1e-3: [2.61, 2.6, 2.62], 3e-3: [2.9, 2.91, 2.92],
+                      1e-2: [2.5, 2.51, 2.52]})
+    assert away.best == 1e-2 and not away.flat and not away.judgeable
+    # a flat stretch at one edge leaves the other open when its edge rate is tied too
+    both = best_rate({1e-4: [2.30, 2.31, 2.32], 3e-4: [2.6, 2.61, 2.62],
+                      1e-3: [2.30, 2.31, 2.32], 3e-3: [2.30, 2.31, 2.32],
+                      1e-2: [2.30, 2.31, 2.29]})
+    assert not both.flat and not both.judgeable
+
+
+def test_adding_a_clearly_worse_rate_outside_the_grid_never_makes_it_unjudgeable():
+    import random
+
+    rng = random.Random(0)
+    levels = (2.30, 2.31, 2.6)
+    for trial in range(300):
+        n = rng.randint(3, 5)
+        rates = [1e-4 * 3 ** k for k in range(n)]
+        grid = {r: [m + rng.uniform(-0.01, 0.01) for _ in range(3)]
+                for r, m in zip(rates, (rng.choice(levels) for _ in rates))}
+        before = best_rate(grid)
+        for r in (rates[0] / 3, rates[-1] * 3):
+            after = best_rate({**grid, r: [9.0, 9.1, 9.2]})
+            assert after.best == before.best
+            assert after.judgeable or not before.judgeable, (trial, grid, r)
+
+
 def test_a_diverged_top_rate_brackets_the_best_just_below_it():
     pick = best_rate({1e-3: [2.5, 2.5, 2.6], 3e-3: [2.2, 2.25, 2.3], 1e-2: [None, None, 2.9]},
                      ceiling=4.54)

@@ -821,19 +821,37 @@ def test_layer_use_control_without_the_last_block_judges_the_blocks_before_it():
 
 
 def test_depth_grid_reads_both_depths_on_as_many_steps():
-    """C9a's and C12's grid: L = 48 from the first two records, L = 200 only from its own
-    400-step record (the first records' 200-step runs at L = 200 are the first reading)."""
+    """C9a's and C12's grid: each depth from its own 400-step records, every seed on one
+    held-out text; the earlier readings come from the first two records by the same
+    function (the first: L = 200 on 200 steps; the second: L = 48 scored per seed)."""
     from depthnotes.experiments.records import load_record
-    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORDS_200, DEPTH_RECORDS_48, depth_grid,
-                                               first_depth_grid)
+    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORDS_200, DEPTH_RECORDS_48,
+                                               FIRST_DEPTH_RECORDS, depth_grid)
 
-    recs = {n: load_record(n) for n in (*DEPTH_RECORDS_48, *DEPTH_RECORDS_200)}
+    recs = {n: load_record(n)
+            for n in (*DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *FIRST_DEPTH_RECORDS)}
     grid = depth_grid(recs)
     arms = {a: grid.arm(a) for a in grid.arms}
     at = {L: {a for a, c in arms.items() if c["info"]["n_layer"] == L} for L in (48, 200)}
     assert set(arms) == at[48] | at[200]
+    assert at[48] == {a for n in DEPTH_RECORDS_48 for a in recs[n].arms}
     assert at[200] == {a for n in DEPTH_RECORDS_200 for a in recs[n].arms}
     assert {c["recipe"]["steps"] for c in arms.values()} == {400}
-    first = first_depth_grid(recs)
+    assert {c["recipe"]["eval_seed"] for c in arms.values()} == {0}
+    first = depth_grid(recs, FIRST_DEPTH_RECORDS, FIRST_DEPTH_RECORDS)
     assert {first.arm(a)["recipe"]["steps"] for a in first.arms} == {200, 400}
-    assert at[48] == {a for a in first.arms if first.arm(a)["info"]["n_layer"] == 48}
+    second = depth_grid(recs, FIRST_DEPTH_RECORDS)
+    old48 = {a for a in first.arms if first.arm(a)["info"]["n_layer"] == 48}
+    assert {a for a in second.arms if second.arm(a)["info"]["n_layer"] == 48} == old48
+    # the re-scored record repeats the first records' training at L = 48 (the first record
+    # names its 1e-3 arms without the rate)
+    def key(rec, a):
+        info = rec.arm(a)["info"]
+        return info["family"], rec.arm(a)["recipe"]["lr"]
+
+    new48 = {key(grid, a): a for a in at[48]}
+    for a in old48:
+        b = new48[key(first, a)]
+        for s in grid.seeds:
+            curves = grid.run(b, s)["curves"], first.run(a, s)["curves"]
+            assert curves[0]["train_loss"] == curves[1]["train_loss"]

@@ -254,17 +254,17 @@ LONG_200_RATES = {"post": (3e-4, 1e-3, 3e-3), "deepnorm": (3e-4, 1e-3, 3e-3),
                   "pre": (1e-3, 3e-3, 1e-2)}
 
 
-#: What the two 400-step records at L = 200 measure.
+#: What the 400-step records on one held-out text (L = 48 and 200) measure.
 MEASURES_200_LONG = ("training loss per step; validation loss four times per run (the same 16 "
                      "batches of 8 x 64 held-out characters for every run); whether and where "
                      "a run diverged")
 
 
-def _arms_200_long(quick: bool, rates: dict) -> tuple:
-    """``deepnorm_depth_200_long``'s arms (the families of ``FIX_FAMILIES`` at L = 200, 400
-    steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``; a family
-    missing from it is left out)."""
-    L, steps = (2, 8) if quick else (200, 400)
+def _arms_200_long(quick: bool, rates: dict, n_layer: int = 200) -> tuple:
+    """``deepnorm_depth_200_long``'s arms (the families of ``FIX_FAMILIES`` at ``n_layer``
+    blocks, 400 steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``;
+    a family missing from it is left out)."""
+    L, steps = (2, 8) if quick else (n_layer, 400)
     recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
     return tuple(_fix_arm(row, L, recipe, lr)
                  for row in FIX_FAMILIES for lr in rates.get(row[2], ()))
@@ -308,6 +308,55 @@ def deepnorm_depth_200_long_low(quick: bool = False) -> Experiment:
             "bracketed the best and L = 200 was not testable. The rule does not change. "
             f"3 seeds per arm ({len(arms) * 3} runs). CPU estimate about 35 CPU-minutes. "
             "Cut: one rate more per arm, none for post-norm (its grid was flat)."),
+        measures=MEASURES_200_LONG,
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The rate ``deepnorm_depth_200_post_low`` adds: one step below post-norm's grid at L = 200,
+#: which was flat (3e-4 to 3e-3, every rate stalled at the unigram baseline).
+LONG_200_POST_LOW_RATES = {"post": (1e-4,)}
+
+
+@register
+def deepnorm_depth_200_post_low(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, LONG_200_POST_LOW_RATES)
+    return Experiment(
+        name="deepnorm_depth_200_post_low", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
+            "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-4, "
+            "one step below its grid, added after that record was read: post-norm stalled "
+            "at the unigram baseline at every rate from 3e-4 to 3e-3, a flat grid, and a "
+            "smaller rate is the one the post-LN papers would try next. The rule does not "
+            f"change. 3 seeds ({len(arms) * 3} runs). CPU estimate about 25 CPU-minutes. "
+            "Cut: one rate more."),
+        measures=MEASURES_200_LONG,
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+#: The peak rates ``deepnorm_depth_48_same_text`` gives each family at L = 48: the grid of
+#: ``deepnorm_depth_lr`` (3e-4, 1e-3, 3e-3) with one step above for post-norm and pre-norm,
+#: whose best rates there sat at that grid's top.
+SAME_TEXT_48_RATES = {"post": (3e-4, 1e-3, 3e-3, 1e-2), "deepnorm": (3e-4, 1e-3, 3e-3),
+                      "pre": (3e-4, 1e-3, 3e-3, 1e-2)}
+
+
+@register
+def deepnorm_depth_48_same_text(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, SAME_TEXT_48_RATES, n_layer=48)
+    return Experiment(
+        name="deepnorm_depth_48_same_text", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): the L = 48 arms of deepnorm_depth_comparison and "
+            "deepnorm_depth_lr (post-norm with Xavier init, DeepNorm, pre-norm with Xavier "
+            "init; the same recipe, 400 steps and seeds, so the same training runs) scored "
+            "on one held-out text for every seed, as the L = 200 records are (those two "
+            "records drew each seed's held-out batches from its own seed), with 1e-2 added "
+            "for post-norm and pre-norm, whose best rates sat at the top of the old grid "
+            "(3e-4, 1e-3, 3e-3). Every seed is scored on the same 16 held-out batches of "
+            "8 x 64 characters, four times per run. 3 seeds per arm "
+            f"({len(arms) * 3} runs). CPU estimate about 50 CPU-minutes (0.2 s per step). "
+            "Cut: one depth, four rates at most per arm."),
         measures=MEASURES_200_LONG,
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 

@@ -11,7 +11,8 @@ Every trained comparison in the book reduces to a few questions, and each has on
 * **Whether two arms differ** (``compare``): the rule below, robust at three seeds.
 * **Which learning rate is best, and whether the grid says so** (``best_rate``): the best rate
   counts only when the grid brackets it (it is neither the lowest nor the highest rate tried)
-  or the grid is flat (every rate of three or more within noise of the best).
+  or it sits on a flat stretch of the grid: three or more rates, from the best to an edge of
+  the grid, every one within noise of the best (a flat grid is the stretch that spans it).
 * **How parts add up** (``every_some_none``, ``claim_outcome``), and **what the reader is
   told happened** (``outcome``): one of five words that keep "could not test", "went the other
   way" and "in the claimed direction but under the bar" apart; a part that could not be
@@ -373,8 +374,10 @@ def word_for(result: Difference | Ranking, expected: str) -> str:
 @dataclass(frozen=True)
 class RatePick:
     """``best_rate``'s result: the grid, the rate with the best mean, the rates within noise of
-    it (itself included), whether every rate of a grid of three or more is (``flat``), at
-    which edge the best sits
+    it (itself included), whether the best sits on a flat stretch that closes the grid where
+    the bracket does not (``flat``: three or more neighbouring rates, the best among them,
+    every one within noise of it, reaching each edge whose rate is within noise of the best;
+    a flat grid is the stretch that spans both edges), at which edge the best sits
     (``"low"``, ``"high"`` or None), and whether the grid brackets it."""
 
     rates: tuple[float, ...]
@@ -386,7 +389,10 @@ class RatePick:
 
     @property
     def judgeable(self) -> bool:
-        """True when a comparison may use this arm's best rate: bracketed, or a flat grid."""
+        """True when a comparison may use this arm's best rate: bracketed, or on a flat
+        stretch of three or more rates that reaches each edge the bracket leaves open (the loss
+        does not depend on the rate there, so a rate past that edge is not expected to do
+        clearly better)."""
         return self.bracketed or self.flat
 
 
@@ -410,13 +416,28 @@ def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margi
     best = min(rates, key=lambda r: sign * arms[r].mean)
     tied = tuple(r for r in rates if r == best or
                  not compare(arms[best], arms[r], better=better, margin=margin).clear)
-    flat = len(rates) > 2 and len(tied) == len(rates)   # two tied rates: no third to say so
+    # the flat stretch: the run of neighbouring rates within noise of the best, the best among
+    # them. Each side of the grid must be closed: its edge rate clearly worse than the best
+    # (the bracket), or reached by a stretch of three or more rates (the loss does not depend
+    # on the rate there). Two tied rates say nothing of a third. A clearly worse rate added
+    # beyond an edge closes that side and leaves the other as it was (amended 2026-12-05, when
+    # one rate added below a flat grid made it unjudgeable).
+    at = rates.index(best)
+    lo = hi = at
+    while lo > 0 and rates[lo - 1] in tied:
+        lo -= 1
+    while hi < len(rates) - 1 and rates[hi + 1] in tied:
+        hi += 1
+    wide = hi - lo + 1 > 2
+    closed = ((rates[0] not in tied or (wide and lo == 0))
+              and (rates[-1] not in tied or (wide and hi == len(rates) - 1)))
     low, high = rates[0] in tied, rates[-1] in tied
     edge = "low" if low and not high else "high" if high and not low else \
         "both" if low and high else None
     if len(rates) == 1:
         edge = "only"                   # one rate: nothing on either side of it
-    return RatePick(rates, best, tied, flat, edge, edge is None)
+    return RatePick(rates, best, tied, closed and edge is not None and len(rates) > 1, edge,
+                    edge is None)
 
 
 def exact_word(holds: bool) -> str:
