@@ -782,5 +782,4 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
 #: and is not tested without them.
 UNRECORDED = {
     "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
-    "deepnorm_depth_200_post_high": "running (about 15 CPU-minutes)",
 }
