@@ -236,6 +236,7 @@ def test_claim_outcome_without_a_reproduced_part():
 
 def test_the_rule_text_states_the_constants():
     assert "3 Welch" in RULE and "at least 3 seeds" in RULE and "brackets" in RULE
+    assert "three or more neighbouring rates" in RULE and "each edge" in RULE
     assert math.isfinite(compare(("a", [1, 1, 1]), ("b", [1, 1, 1])).welch_ratio)
 
 

@@ -334,6 +334,28 @@ def deepnorm_depth_200_post_low(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: The rate ``deepnorm_depth_200_post_high`` adds: one step above post-norm's grid at L = 200,
+#: whose best, 3e-3, sat at the top of a flat stretch (3e-4 to 3e-3) once 1e-4 was added.
+LONG_200_POST_HIGH_RATES = {"post": (1e-2,)}
+
+
+@register
+def deepnorm_depth_200_post_high(quick: bool = False) -> Experiment:
+    arms = _arms_200_long(quick, LONG_200_POST_HIGH_RATES)
+    return Experiment(
+        name="deepnorm_depth_200_post_high", quick=quick,
+        description=(
+            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
+            "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-2, "
+            "one step above its grid, added after deepnorm_depth_200_post_low was read: "
+            "post-norm's best there, 3e-3, is the top of its grid, on a stretch of rates "
+            "within noise of it (3e-4 to 3e-3), and only a higher rate tests that stretch "
+            f"from above. The rule does not change. 3 seeds ({len(arms) * 3} runs). CPU "
+            "estimate about 15 CPU-minutes. Cut: one rate more."),
+        measures=MEASURES_200_LONG,
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 #: The peak rates ``deepnorm_depth_48_same_text`` gives each family at L = 48: the grid of
 #: ``deepnorm_depth_lr`` (3e-4, 1e-3, 3e-3) with one step above for post-norm and pre-norm,
 #: whose best rates there sat at that grid's top.

@@ -252,8 +252,8 @@ FINDINGS: dict[str, Finding] = {
     "C9a two depths": _F("two depths", "Pre-norm trained in {c9_ok_pre} of {c9_cells} cells "
                                        "at 8 and 24 blocks, Xavier post-norm in {c9_ok_post}; "
                                        "in 400-step runs it ends {c9_gap48} and "
-                                       "{c9_gap200} nats lower at 48 and 200 blocks, its "
-                                       "best rate bracketed at both.", REPRODUCED),
+                                       "{c9_gap200} nats lower at 48 and 200 blocks, "
+                                       "each arm at a judged best rate.", REPRODUCED),
     "C9a 48 blocks, Xavier": _F("48 blocks, Xavier", "Each at a best rate inside its grid, "
                                 "pre-norm ends {c9x_gap} nats below Xavier post-norm (seeds "
                                 "{c9x_range}), which stalls at every rate.", REPRODUCED),

@@ -21,8 +21,9 @@ module is that rule, so the page's sentence, its table and its verdict come from
   at least one was still slow) or is **mixed** (otherwise);
 * a family is scored at its best learning rate at each depth (``depth_outcomes``, by the
   evidence library's ``best_rate``), and a comparison that uses it can be judged only when
-  the grid brackets that rate or is flat (``evidence.from_bracket``): a family trained at one
-  rate, or best at an edge of its grid, makes the comparison *not testable here*. One
+  the grid brackets that rate or it sits on a flat stretch (``evidence.from_bracket``): a
+  family trained at one rate, or best at an edge of its grid, makes the comparison *not
+  testable here*. One
   exception, for the family claimed to stop: if it trains at *no* rate of a grid of at least
   three rates there that reaches past its best rate at the shallowest depth on both sides
   (``trains_nowhere``), no rate it was tried at rescues it, and its stop counts;

@@ -121,11 +121,12 @@ RECORDS_48_LONG_LNS = ("layer_use_48_long", "layer_use_48_long_edges",
 #: one held-out text: L = 48 from ``deepnorm_depth_48_same_text`` (the same training runs as
 #: ``FIRST_DEPTH_RECORDS``' L = 48 arms, re-scored, with 1e-2 added where the best sat at the
 #: top; defined 2026-12-05 before it ran), L = 200 from the records of as many tokens (the
-#: later two added after the first was read: ``_low`` where two grids did not bracket their
-#: best at the low end, ``_post_low`` one rate below post-norm's flat grid).
+#: later three added after the first was read: ``_low`` where two grids did not bracket their
+#: best at the low end, ``_post_low`` and ``_post_high`` one rate beyond each end of
+#: post-norm's flat grid).
 DEPTH_RECORDS_48 = ("deepnorm_depth_48_same_text",)
 DEPTH_RECORDS_200 = ("deepnorm_depth_200_long", "deepnorm_depth_200_long_low",
-                     "deepnorm_depth_200_post_low")
+                     "deepnorm_depth_200_post_low", "deepnorm_depth_200_post_high")
 #: The first two records of the depth comparison (L = 48 for 400 steps and L = 200 for 200,
 #: each seed scored on held-out batches drawn from its own seed): the earlier readings.
 FIRST_DEPTH_RECORDS = ("deepnorm_depth_comparison", "deepnorm_depth_lr")

@@ -10,9 +10,11 @@ Every trained comparison in the book reduces to a few questions, and each has on
   or as zero.
 * **Whether two arms differ** (``compare``): the rule below, robust at three seeds.
 * **Which learning rate is best, and whether the grid says so** (``best_rate``): the best rate
-  counts only when the grid brackets it (it is neither the lowest nor the highest rate tried)
-  or it sits on a flat stretch of the grid: three or more rates, from the best to an edge of
-  the grid, every one within noise of the best (a flat grid is the stretch that spans it).
+  counts only when each edge of the grid is closed: the edge rate is clearly worse than the
+  best (the grid brackets it), or a flat stretch reaches that edge, three or more neighbouring
+  rates, the best among them, every one within noise of it (a flat grid is the stretch that
+  spans both edges). Amended 2026-12-05 from "brackets it, or every rate of three or more is
+  within noise of it", under which a clearly worse rate added outside a flat grid unjudged it.
 * **How parts add up** (``every_some_none``, ``claim_outcome``), and **what the reader is
   told happened** (``outcome``): one of five words that keep "could not test", "went the other
   way" and "in the claimed direction but under the bar" apart; a part that could not be
@@ -89,9 +91,11 @@ RULE = (
     f"within noise, and every arm has at least {MIN_SEEDS} seeds. A run that diverged learned "
     "nothing: it counts as the stated ceiling (the uniform loss ln V, or the loss at "
     "initialisation; on a task, accuracy 0) and ranks below "
-    "every run that did not diverge. A best learning rate counts only when the grid brackets "
-    "it (it is neither the lowest nor the highest rate tried) or every rate of three or more "
-    "is within noise of it; otherwise the comparison it enters is not testable until the grid is extended.")
+    "every run that did not diverge. A best learning rate counts only when each edge of its "
+    "grid is closed: the edge rate is clearly worse than the best (the grid brackets it), or "
+    "a stretch of three or more neighbouring rates within noise of the best reaches that edge "
+    "(a flat stretch; a flat grid is one that spans it); otherwise the comparison it enters "
+    "is not testable until the grid is extended.")
 
 
 @dataclass(frozen=True)
@@ -394,6 +398,12 @@ class RatePick:
         does not depend on the rate there, so a rate past that edge is not expected to do
         clearly better)."""
         return self.bracketed or self.flat
+
+    @property
+    def flat_word(self) -> str:
+        """The page's name for a judged best rate off the bracket: "flat grid" when every rate
+        is within noise of the best, "flat stretch" when only the run reaching an edge is."""
+        return "flat grid" if len(self.tied) == len(self.rates) else "flat stretch"
 
 
 def best_rate(results: Mapping[float, Sequence], *, better: str = "lower", margin: float = 0.0,
