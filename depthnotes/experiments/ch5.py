@@ -270,23 +270,31 @@ def _arms_200_long(quick: bool, rates: dict, n_layer: int = 200) -> tuple:
                  for row in FIX_FAMILIES for lr in rates.get(row[2], ()))
 
 
+def _long_record(name: str, quick: bool, rates: dict, description: str,
+                 n_layer: int = 200) -> Experiment:
+    """One of the 400-step depth records on one held-out text: ``_arms_200_long``'s arms at
+    ``rates`` and ``n_layer`` blocks, three seeds, ``MEASURES_200_LONG``; ``description`` may
+    give the run count as ``{runs}``."""
+    arms, seeds = _arms_200_long(quick, rates, n_layer), (0, 1, 2)
+    return Experiment(name=name, quick=quick,
+                      description=description.format(runs=len(arms) * len(seeds)),
+                      measures=MEASURES_200_LONG, data="python_topics", arms=arms,
+                      seeds=seeds)
+
+
 @register
 def deepnorm_depth_200_long(quick: bool = False) -> Experiment:
-    arms = _arms_200_long(quick, LONG_200_RATES)
-    return Experiment(
-        name="deepnorm_depth_200_long", quick=quick,
-        description=(
-            "Chapter 5 (C9 depth, C12): the three arms of deepnorm_depth_comparison at "
-            "L = 200 (post-norm with Xavier init, DeepNorm, pre-norm with Xavier init; the "
-            "same recipe: 8 x 64 characters per step, 20 warm-up steps, cosine decay to a "
-            "tenth, clipping at 1) trained for 400 steps, as many tokens as the L = 48 arms "
-            "saw (the 200-step runs had half), each at three peak rates about 3x apart "
-            "(post-norm and DeepNorm 3e-4, 1e-3, 3e-3; pre-norm 1e-3, 3e-3, 1e-2). Every "
-            "seed is scored on the same 16 held-out batches of 8 x 64 characters, four times "
-            "per run. 3 seeds per arm (27 runs). CPU estimate about 150 CPU-minutes (0.8 s "
-            "per step). Cut: one depth, three rates per arm, pre-norm with Xavier init only."),
-        measures=MEASURES_200_LONG,
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+    return _long_record(
+        "deepnorm_depth_200_long", quick, LONG_200_RATES,
+        "Chapter 5 (C9 depth, C12): the three arms of deepnorm_depth_comparison at "
+        "L = 200 (post-norm with Xavier init, DeepNorm, pre-norm with Xavier init; the "
+        "same recipe: 8 x 64 characters per step, 20 warm-up steps, cosine decay to a "
+        "tenth, clipping at 1) trained for 400 steps, as many tokens as the L = 48 arms "
+        "saw (the 200-step runs had half), each at three peak rates about 3x apart "
+        "(post-norm and DeepNorm 3e-4, 1e-3, 3e-3; pre-norm 1e-3, 3e-3, 1e-2). Every "
+        "seed is scored on the same 16 held-out batches of 8 x 64 characters, four times "
+        "per run. 3 seeds per arm (27 runs). CPU estimate about 150 CPU-minutes (0.8 s "
+        "per step). Cut: one depth, three rates per arm, pre-norm with Xavier init only.")
 
 
 #: The rates ``deepnorm_depth_200_long_low`` adds: one step below each grid whose best rate
@@ -297,19 +305,15 @@ LONG_200_LOW_RATES = {"deepnorm": (1e-4,), "pre": (3e-4,)}
 
 @register
 def deepnorm_depth_200_long_low(quick: bool = False) -> Experiment:
-    arms = _arms_200_long(quick, LONG_200_LOW_RATES)
-    return Experiment(
-        name="deepnorm_depth_200_long_low", quick=quick,
-        description=(
-            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's DeepNorm at 1e-4 and "
-            "pre-norm (Xavier) at 3e-4, the same recipe, seeds and held-out text, added "
-            "after that record was read: DeepNorm's best rate there was its grid's lowest, "
-            "and pre-norm's lowest rate was within noise of its best, so neither grid "
-            "bracketed the best and L = 200 was not testable. The rule does not change. "
-            f"3 seeds per arm ({len(arms) * 3} runs). CPU estimate about 35 CPU-minutes. "
-            "Cut: one rate more per arm, none for post-norm (its grid was flat)."),
-        measures=MEASURES_200_LONG,
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+    return _long_record(
+        "deepnorm_depth_200_long_low", quick, LONG_200_LOW_RATES,
+        "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's DeepNorm at 1e-4 and "
+        "pre-norm (Xavier) at 3e-4, the same recipe, seeds and held-out text, added "
+        "after that record was read: DeepNorm's best rate there was its grid's lowest, "
+        "and pre-norm's lowest rate was within noise of its best, so neither grid "
+        "bracketed the best and L = 200 was not testable. The rule does not change. "
+        "3 seeds per arm ({runs} runs). CPU estimate about 35 CPU-minutes. "
+        "Cut: one rate more per arm, none for post-norm (its grid was flat).")
 
 
 #: The rate ``deepnorm_depth_200_post_low`` adds: one step below post-norm's grid at L = 200,
@@ -319,19 +323,15 @@ LONG_200_POST_LOW_RATES = {"post": (1e-4,)}
 
 @register
 def deepnorm_depth_200_post_low(quick: bool = False) -> Experiment:
-    arms = _arms_200_long(quick, LONG_200_POST_LOW_RATES)
-    return Experiment(
-        name="deepnorm_depth_200_post_low", quick=quick,
-        description=(
-            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
-            "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-4, "
-            "one step below its grid, added after that record was read: post-norm stalled "
-            "at the unigram baseline at every rate from 3e-4 to 3e-3, a flat grid, and a "
-            "smaller rate is the one the post-LN papers would try next. The rule does not "
-            f"change. 3 seeds ({len(arms) * 3} runs). CPU estimate about 25 CPU-minutes. "
-            "Cut: one rate more."),
-        measures=MEASURES_200_LONG,
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+    return _long_record(
+        "deepnorm_depth_200_post_low", quick, LONG_200_POST_LOW_RATES,
+        "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
+        "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-4, "
+        "one step below its grid, added after that record was read: post-norm stalled "
+        "at the unigram baseline at every rate from 3e-4 to 3e-3, a flat grid, and a "
+        "smaller rate is the one the post-LN papers would try next. The rule does not "
+        "change. 3 seeds ({runs} runs). CPU estimate about 25 CPU-minutes. "
+        "Cut: one rate more.")
 
 
 #: The rate ``deepnorm_depth_200_post_high`` adds: one step above post-norm's grid at L = 200,
@@ -341,19 +341,15 @@ LONG_200_POST_HIGH_RATES = {"post": (1e-2,)}
 
 @register
 def deepnorm_depth_200_post_high(quick: bool = False) -> Experiment:
-    arms = _arms_200_long(quick, LONG_200_POST_HIGH_RATES)
-    return Experiment(
-        name="deepnorm_depth_200_post_high", quick=quick,
-        description=(
-            "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
-            "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-2, "
-            "one step above its grid, added after deepnorm_depth_200_post_low was read: "
-            "post-norm's best there, 3e-3, is the top of its grid, on a stretch of rates "
-            "within noise of it (3e-4 to 3e-3), and only a higher rate tests that stretch "
-            f"from above. The rule does not change. 3 seeds ({len(arms) * 3} runs). CPU "
-            "estimate about 15 CPU-minutes. Cut: one rate more."),
-        measures=MEASURES_200_LONG,
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+    return _long_record(
+        "deepnorm_depth_200_post_high", quick, LONG_200_POST_HIGH_RATES,
+        "Chapter 5 (C9 depth, C12): deepnorm_depth_200_long's post-norm arm (Xavier "
+        "init, L = 200, 400 steps; the same recipe, seeds and held-out text) at 1e-2, "
+        "one step above its grid, added after deepnorm_depth_200_post_low was read: "
+        "post-norm's best there, 3e-3, is the top of its grid, on a stretch of rates "
+        "within noise of it (3e-4 to 3e-3), and only a higher rate tests that stretch "
+        "from above. The rule does not change. 3 seeds ({runs} runs). CPU "
+        "estimate about 15 CPU-minutes. Cut: one rate more.")
 
 
 #: The peak rates ``deepnorm_depth_48_same_text`` gives each family at L = 48: the grid of
@@ -365,22 +361,19 @@ SAME_TEXT_48_RATES = {"post": (3e-4, 1e-3, 3e-3, 1e-2), "deepnorm": (3e-4, 1e-3,
 
 @register
 def deepnorm_depth_48_same_text(quick: bool = False) -> Experiment:
-    arms = _arms_200_long(quick, SAME_TEXT_48_RATES, n_layer=48)
-    return Experiment(
-        name="deepnorm_depth_48_same_text", quick=quick,
-        description=(
-            "Chapter 5 (C9 depth, C12): the L = 48 arms of deepnorm_depth_comparison and "
-            "deepnorm_depth_lr (post-norm with Xavier init, DeepNorm, pre-norm with Xavier "
-            "init; the same recipe, 400 steps and seeds, so the same training runs) scored "
-            "on one held-out text for every seed, as the L = 200 records are (those two "
-            "records drew each seed's held-out batches from its own seed), with 1e-2 added "
-            "for post-norm and pre-norm, whose best rates sat at the top of the old grid "
-            "(3e-4, 1e-3, 3e-3). Every seed is scored on the same 16 held-out batches of "
-            "8 x 64 characters, four times per run. 3 seeds per arm "
-            f"({len(arms) * 3} runs). CPU estimate about 50 CPU-minutes (0.2 s per step). "
-            "Cut: one depth, four rates at most per arm."),
-        measures=MEASURES_200_LONG,
-        data="python_topics", arms=arms, seeds=(0, 1, 2))
+    return _long_record(
+        "deepnorm_depth_48_same_text", quick, SAME_TEXT_48_RATES,
+        "Chapter 5 (C9 depth, C12): the L = 48 arms of deepnorm_depth_comparison and "
+        "deepnorm_depth_lr (post-norm with Xavier init, DeepNorm, pre-norm with Xavier "
+        "init; the same recipe, 400 steps and seeds, so the same training runs) scored "
+        "on one held-out text for every seed, as the L = 200 records are (those two "
+        "records drew each seed's held-out batches from its own seed), with 1e-2 added "
+        "for post-norm and pre-norm, whose best rates sat at the top of the old grid "
+        "(3e-4, 1e-3, 3e-3). Every seed is scored on the same 16 held-out batches of "
+        "8 x 64 characters, four times per run. 3 seeds per arm "
+        "({runs} runs). CPU estimate about 50 CPU-minutes (0.2 s per step). "
+        "Cut: one depth, four rates at most per arm.",
+        n_layer=48)
 
 
 @register
