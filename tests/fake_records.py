@@ -37,13 +37,15 @@ def diverged_run(at=2, first=4.5, **extra):
 def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake", vocab_size=VOCAB):
     """A ``records.Record`` (its layout checked by ``Record.from_dict``) of ``arms``:
     ``{arm name: (info, [run per seed])}``, each run a dict with ``final`` and, if the code
-    under test reads them, ``curves`` or ``probes``; every arm's model has ``vocab_size``."""
+    under test reads them, ``curves`` or ``probes``; every arm's model has ``vocab_size``. An
+    arm given as ``(info, runs, arm_steps)`` has its own number of steps."""
     config = {"data": "none", "seeds": list(seeds),
               "arms": [{"name": arm, "model": {"vocab_size": vocab_size},
-                        "recipe": {"steps": steps}, "info": info}
-                       for arm, (info, _) in arms.items()]}
+                        "recipe": {"steps": (spec[2] if len(spec) > 2 else steps)},
+                        "info": spec[0]}
+                       for arm, spec in arms.items()]}
     runs = [{"arm": arm, "seed": seed, "final": {}, "curves": {}, "seconds": 0.0, **run}
-            for arm, (_, per_seed) in arms.items() for seed, run in zip(seeds, per_seed)]
+            for arm, spec in arms.items() for seed, run in zip(seeds, spec[1])]
     data = {"schema": SCHEMA_VERSION, "name": name, "quick": False,
             "description": "written by a test", "measures": "whatever the test stores",
             "command": "none", "config": config, "runs": runs,

@@ -855,3 +855,109 @@ def test_depth_grid_reads_both_depths_on_as_many_steps():
         for s in grid.seeds:
             curves = grid.run(b, s)["curves"], first.run(a, s)["curves"]
             assert curves[0]["train_loss"] == curves[1]["train_loss"]
+
+# -- C12 at 1,000 blocks: the DeepNorm depth sweep (sweep_verdict, loss_spikes) ---------------
+def test_loss_spikes_counts_a_rise_over_the_averaged_curve_once():
+    from depthnotes.verdicts.ch5_fixes import loss_spikes
+
+    steps = list(range(2, 402, 2))                       # window means of 2 steps
+    smooth = [3.3 - 0.004 * i for i in range(200)]       # falls steadily: no spike
+    assert loss_spikes(steps, smooth) == 0
+    # alternating batches half a nat apart average out over 20 steps
+    noisy = [v + (0.25 if i % 2 else -0.25) for i, v in enumerate(smooth)]
+    assert loss_spikes(steps, noisy) == 0
+    # a 40-step climb of one nat, then back down: one spike; two such: two
+    bump = [v + (1.0 if 100 <= i < 120 else 0.0) for i, v in enumerate(smooth)]
+    assert loss_spikes(steps, bump) == 1
+    two = [v + (1.0 if 100 <= i < 120 or 160 <= i < 180 else 0.0)
+           for i, v in enumerate(smooth)]
+    assert loss_spikes(steps, two) == 2
+    # a run that stopped: the curve ends at the first None
+    assert loss_spikes(steps, bump[:90] + [None] * 110) == 0
+    with pytest.raises(ValueError, match="rise"):
+        loss_spikes(steps, smooth, rise=0.0)
+
+
+def sweep_record(deep_finals, post_finals, deep_at_100=None):
+    """A stored sweep: DeepNorm at 48 and 1,000 blocks (400 steps, validation every 100) and
+    post-norm at 1,000 (100 steps, every 50). ``deep_finals`` gives the 1,000-block DeepNorm
+    seeds' final losses (a float, or "diverged"); ``deep_at_100`` their validation loss at step
+    100 (default: their final); post-norm's seeds likewise."""
+    def run(final, at_100, steps, every):
+        if final == "diverged":
+            return diverged_run(at=60)
+        r = loss_run(final, steps=steps, eval_every=every)
+        if at_100 is not None:
+            r["curves"]["eval_loss"][r["curves"]["eval_steps"].index(100)] = at_100
+        return r
+
+    at = deep_at_100 or [None] * 3
+    fam = {"DeepNorm": "DeepNorm", "post": "post-norm, Xavier"}
+    return stored_record({
+        "DeepNorm, L=48": ({"family": fam["DeepNorm"], "n_layer": 48, "lr": 1e-3},
+                           [loss_run(2.4, steps=400, eval_every=100)] * 3, 400),
+        "DeepNorm, L=1000": ({"family": fam["DeepNorm"], "n_layer": 1000, "lr": 2.2e-4},
+                             [run(f, a, 400, 100) for f, a in zip(deep_finals, at)], 400),
+        "post-norm, L=1000": ({"family": fam["post"], "n_layer": 1000, "lr": 2.2e-4},
+                              [run(f, None, 100, 50) for f in post_finals], 100)})
+
+
+def test_sweep_deepnorm_trains_at_the_deepest_depth():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+
+    # every seed trained at 1,000 blocks, and below post-norm by step 100
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29],
+                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
+    assert [d.n_layer for d in v.depths] == [48, 1000] and v.post.n_layer == 1000
+    assert v.at_step == 100 and v.deep_at_step == (2.9, 2.92, 2.95)
+    assert v.trains.word == REPRODUCED and v.beats_post.word == REPRODUCED
+    assert v.deepest.spikes == (0, 0, 0) and v.deepest.diverged_at == (None,) * 3
+    # two of three trained: in part
+    v = sweep_verdict(sweep_record([2.6, 2.65, 3.2], [3.3, 3.31, 3.29],
+                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
+    assert v.trains.word == IN_PART
+
+
+def test_sweep_a_failure_at_one_rate_is_not_testable_and_never_contradicts():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+    from depthnotes.verdicts.evidence import CANNOT_TELL, UNBRACKETED
+
+    for finals in ([3.2, 3.21, 3.22], ["diverged"] * 3, [3.2, "diverged", 3.3]):
+        v = sweep_verdict(sweep_record(finals, [3.3, 3.31, 3.29]), BASE)
+        assert v.trains.word == NOT_TESTABLE
+        assert v.trains.reason.kind == UNBRACKETED
+        assert v.trains.reason.picks[0].at_edge == "only"          # one rate tried
+    v = sweep_verdict(sweep_record(["diverged", 2.6, 2.6], [3.3, 3.31, 3.29]), BASE)
+    assert v.deepest.diverged_at == (60, None, None) and v.trains.word == IN_PART
+
+
+def test_sweep_against_post_norm_needs_a_run_off_the_plateau_by_the_step():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+    from depthnotes.verdicts.evidence import CANNOT_TELL
+
+    # DeepNorm trains by step 400 but neither arm is below the bar at step 100
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29],
+                                   deep_at_100=[3.25, 3.26, 3.24]), BASE)
+    assert v.trains.word == REPRODUCED and v.beats_post.word == NOT_TESTABLE
+    assert v.beats_post.reason.kind == CANNOT_TELL
+    assert (v.beats_post.reason.reached, v.beats_post.reason.needed) == (100, 200)
+    # post-norm trained by step 100 and DeepNorm did not: contradicted
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [2.8, 2.82, 2.81],
+                                   deep_at_100=[3.25, 3.26, 3.24]), BASE)
+    assert v.beats_post.word == CONTRADICTED
+    # post-norm diverged (the ceiling, ln V) while DeepNorm is off the plateau: reproduced
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], ["diverged"] * 3,
+                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
+    assert v.beats_post.word == REPRODUCED and v.post.diverged_at == (60, 60, 60)
+    # within noise at the step: not shown
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [2.9, 2.95, 2.92],
+                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
+    assert v.beats_post.word == NOT_SHOWN
+
+
+def test_sweep_names_what_is_missing():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+
+    rec = sweep_record([2.6] * 3, [3.3] * 3)
+    with pytest.raises(ValueError, match="post-norm, GPT-2"):
+        sweep_verdict(rec, BASE, post="post-norm, GPT-2")

@@ -75,6 +75,19 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   both. The residual blocks' parameters only (``init_response_sgd_blocks``: W_Q, W_K,
   LayerNorm gains and biases too, which the bound leaves out) was that row until a reviewer
   objected; it is shown as a diagnostic with no word, since it does not test the bound.
+* C12, 1,000 blocks (``sweep_verdict``, on ``deepnorm_depth_sweep``; stated 2026-12-05
+  before that record was read). DeepNorm at 48, 200, 500 and 1,000 blocks, one rate per
+  depth (Adam's peak rate shrinking as 1/sqrt(L)), equal tokens; a short Xavier post-norm run
+  at the deepest depth. Two parts. *Trains at the deepest depth*: every seed trained
+  (chapter 4's rule): reproduced; some: reproduced in part; none: not testable here, since at
+  one rate a run that fails may have failed for its rate (``WhyNot`` of an unbracketed
+  grid). *Where post-norm does not*: DeepNorm's validation loss at post-norm's last step
+  (both runs on the same warm-up up to there) compared with post-norm's by the evidence
+  library's rule, expecting DeepNorm lower; not testable here when no seed of either arm is
+  below the trained bar at that step (the short run ends before either could leave the
+  plateau). Beside the words, per depth and seed, the page shows the instability the sweep
+  is scored on: divergence and its step, loss spikes (``loss_spikes``) and the first
+  validation step below the bar.
 """
 
 from __future__ import annotations
@@ -87,12 +100,14 @@ import numpy as np
 from depthnotes.core.checks import check_number
 from depthnotes.core.fitting import log_log_fit
 from depthnotes.measure.record_probes import removal_cost
-from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, TRAINS,
+from depthnotes.verdicts.ch4_trainability import (DIVERGED, LOSS_MARGIN, TRAINED, TRAINS,
                                                   UNIGRAM_MARGIN, DepthOutcome, depth_outcomes,
                                                   stored_run_status)
-from depthnotes.verdicts.evidence import (CONTRADICTED, FLAT_EXPONENT, NOT_SHOWN,
-                                          NOT_TESTABLE, REPRODUCED, Ranking, combine,
-                                          compare_many, from_bracket, word_for)
+from depthnotes.verdicts.evidence import (CANNOT_TELL, CONTRADICTED, FLAT_EXPONENT, IN_PART,
+                                          NOT_SHOWN, NOT_TESTABLE, REPRODUCED, UNBRACKETED,
+                                          Difference, Outcome, Ranking, WhyNot, best_rate,
+                                          combine, compare, compare_many, from_bracket,
+                                          outcome, word_for)
 
 #: The records of the 48-block comparisons, one recipe and one validation text for every run:
 #: the chapter reads them as one grid (``records.combine_records``), so that every family is
@@ -881,3 +896,144 @@ def scaled_start_word(plain: float, scaled: float, gpt2_init: float,
 
 
 __all__ += ["C11_PLAIN_MIN", "C11_GROWTH_MAX", "C11_CONTRIB_MAX", "scaled_start_word"]
+
+
+# -- C12 at 1,000 blocks: DeepNorm's depth sweep (deepnorm_depth_sweep) ------------------------
+#: A loss spike in a stored training curve: the training loss, averaged over ``SPIKE_STEPS``
+#: steps, rising at least ``SPIKE_NATS`` nats/char above the lowest such average before it; a
+#: run of such points counts once. Batches differ in difficulty, so a single window mean
+#: swings by up to 0.7 nats in runs that train smoothly; averaged over 20 steps, none of the
+#: 396 runs of seven records of 100 to 400 steps of chapters 4 and 5 (``postnorm_failure_depth``,
+#: ``prenorm_vs_postnorm_grid``, ``prenorm_vs_postnorm_shallow``, ``fixes_at_48``,
+#: ``deepnorm_depth_48_same_text``, ``deepnorm_depth_200_long``, ``deepnorm_1000_layers``)
+#: rises more than 0.21 nats (post-norm at 1e-2 with warm-up, 4 blocks). Calibrated on those
+#: records and stated 2026-12-05 before ``deepnorm_depth_sweep`` was read.
+SPIKE_STEPS, SPIKE_NATS = 20, 0.3
+
+
+def loss_spikes(steps, losses, span: int = SPIKE_STEPS, rise: float = SPIKE_NATS) -> int:
+    """How many times the curve ``losses`` (at ``steps``, evenly spaced, as ``Record.curve``
+    gives a stored training curve), averaged over ``span`` steps, climbs ``rise`` or more
+    above its lowest average before that point (consecutive points above count once). None
+    or NaN values (a run that stopped) end the curve."""
+    check_number("rise", rise, low=0.0, low_open=True)
+    finite = []
+    for v in losses:
+        if v is None or not math.isfinite(v):
+            break
+        finite.append(float(v))
+    every = steps[1] - steps[0] if len(steps) > 1 else 1
+    k = max(1, round(span / every))
+    if len(finite) < k:
+        return 0
+    means = np.convolve(finite, np.ones(k) / k, mode="valid")
+    low, spikes, above = math.inf, 0, False
+    for v in means:
+        now = v >= low + rise
+        spikes += now and not above
+        above, low = now, min(low, v)
+    return int(spikes)
+
+
+@dataclass(frozen=True)
+class SweepDepth:
+    """One arm of the sweep at one depth and one rate: ``row`` (chapter 4's status, final
+    validation loss and first step below the bar per seed, ``arm_outcome``), each seed's loss
+    spikes (``loss_spikes``) and the step it diverged at (None when it did not)."""
+
+    row: DepthOutcome
+    spikes: tuple[int, ...]
+    diverged_at: tuple
+
+    @property
+    def n_layer(self) -> int:
+        return self.row.n_layer
+
+
+@dataclass(frozen=True)
+class SweepVerdict:
+    """``sweep_verdict``'s result: DeepNorm per depth (ascending), the post-norm control at
+    the deepest depth, the step at which the two are compared (post-norm's last), each seed's
+    DeepNorm validation loss there (None if it diverged before), the comparison, and the two
+    parts' ``Outcome``s."""
+
+    depths: tuple[SweepDepth, ...]
+    post: SweepDepth
+    at_step: int
+    deep_at_step: tuple
+    versus: Difference
+    trains: Outcome
+    beats_post: Outcome
+
+    @property
+    def deepest(self) -> SweepDepth:
+        return self.depths[-1]
+
+
+def _sweep_depth(record, arm: str, baseline: float, margin: float) -> SweepDepth:
+    from depthnotes.verdicts.ch4_trainability import FLAT_SLOPE, arm_outcome
+
+    row = arm_outcome(record, arm, baseline, margin, FLAT_SLOPE)
+    spikes = tuple(loss_spikes(*record.curve(arm, "train_loss", s)) for s in record.seeds)
+    at = tuple(record.run(arm, s)["final"]["diverged_at"] if st == DIVERGED else None
+               for s, st in zip(record.seeds, row.statuses))
+    return SweepDepth(row, spikes, at)
+
+
+def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
+                  post: str = "post-norm, Xavier",
+                  margin: float = UNIGRAM_MARGIN) -> SweepVerdict:
+    """C12's 1,000-block parts (module docstring) on ``deepnorm_depth_sweep``: the arms of
+    family ``deep`` (one per depth) and the one arm of family ``post``, at the deepest
+    depth."""
+    from depthnotes.verdicts.ch4_trainability import loss_ceiling
+
+    fam = {a: record.arm(a)["info"]["family"] for a in record.arms}
+    rows = sorted((_sweep_depth(record, a, baseline, margin) for a in record.arms
+                   if fam[a] == deep), key=lambda r: r.n_layer)
+    posts = [a for a in record.arms if fam[a] == post]
+    if not rows or len(posts) != 1:
+        raise ValueError(f"record {record.name!r} needs arms of family {deep!r} and one of "
+                         f"{post!r}; its families are {sorted(set(fam.values()))}")
+    ctl = _sweep_depth(record, posts[0], baseline, margin)
+    last = rows[-1]
+    if ctl.n_layer != last.n_layer:
+        raise ValueError(f"the {post!r} arm has {ctl.n_layer} blocks; the deepest {deep!r} "
+                         f"arm has {last.n_layer}")
+    ceiling = loss_ceiling(record, last.row.arm)
+    n_trained = sum(s == TRAINED for s in last.row.statuses)
+    part = f"trains at {last.n_layer} blocks"
+    if n_trained:
+        trains = Outcome(REPRODUCED if n_trained == len(last.row.statuses) else IN_PART, part)
+    else:
+        pick = best_rate({last.row.lr: last.row.losses}, ceiling=ceiling)
+        trains = Outcome(NOT_TESTABLE, part, WhyNot(UNBRACKETED, picks=(pick,)))
+    # both arms warm up alike to post-norm's last step: compare the losses there
+    at_step = record.arm(posts[0])["recipe"]["steps"]
+    deep_at = []
+    for s, stopped in zip(record.seeds, last.diverged_at):
+        steps, evals = record.curve(last.row.arm, "eval_loss", s)
+        if stopped is not None and stopped <= at_step:
+            deep_at.append(None)                      # diverged before the step: learned nothing
+            continue
+        if at_step not in steps:
+            raise ValueError(f"{last.row.arm!r}, seed {s}: no validation loss at step "
+                             f"{at_step}, post-norm's last; it has {steps}")
+        deep_at.append(evals[steps.index(at_step)])
+    deep_at = tuple(None if v is None or not math.isfinite(v) else v for v in deep_at)
+    versus = compare((deep, deep_at), (post, ctl.row.losses), margin=LOSS_MARGIN,
+                     ceiling=ceiling)
+    bar = baseline - margin
+    part = f"below post-norm at {last.n_layer} blocks after {at_step} steps"
+    if any(v is not None and v < bar for v in deep_at) or TRAINED in ctl.row.statuses:
+        beats = outcome(versus, deep, part=part)
+    else:
+        times = [t for t in last.row.times if t is not None]
+        needed = min(times) if times else record.arm(last.row.arm)["recipe"]["steps"]
+        beats = outcome(None, deep, part=part,
+                        why_not=WhyNot(CANNOT_TELL, reached=at_step, needed=needed))
+    return SweepVerdict(tuple(rows), ctl, at_step, deep_at, versus, trains, beats)
+
+
+__all__ += ["SPIKE_STEPS", "SPIKE_NATS", "loss_spikes", "SweepDepth", "SweepVerdict",
+            "sweep_verdict"]
