@@ -961,3 +961,14 @@ def test_sweep_names_what_is_missing():
     rec = sweep_record([2.6] * 3, [3.3] * 3)
     with pytest.raises(ValueError, match="post-norm, GPT-2"):
         sweep_verdict(rec, BASE, post="post-norm, GPT-2")
+
+
+def test_sweep_a_run_diverged_after_the_step_keeps_its_loss_there():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+
+    rec = sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29], deep_at_100=[2.9, 2.92, 2.95])
+    run = rec.run("DeepNorm, L=1000", 1)
+    run["final"].update(diverged=True, diverged_at=250, eval_loss=None)
+    v = sweep_verdict(rec, BASE)
+    assert v.deep_at_step == (2.9, 2.92, 2.95) and v.deepest.diverged_at == (None, 250, None)
+    assert v.trains.word == IN_PART

@@ -1013,7 +1013,7 @@ def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
     deep_at = []
     for s, stopped in zip(record.seeds, last.diverged_at):
         steps, evals = record.curve(last.row.arm, "eval_loss", s)
-        if stopped is not None and stopped <= at_step:
+        if at_step not in steps and stopped is not None:
             deep_at.append(None)                      # diverged before the step: learned nothing
             continue
         if at_step not in steps:
