@@ -278,9 +278,15 @@ def test_each_reason_needs_the_evidence_that_shows_it():
     assert set(WHY_NOT) == {UNBRACKETED, NO_CONTROL, CANNOT_TELL}
     for bad in (dict(kind="ran out of time"), dict(kind=UNBRACKETED),
                 dict(kind=UNBRACKETED, picks=(high, inside)),   # inside is bracketed
-                dict(kind=NO_CONTROL), dict(kind=CANNOT_TELL, reached=128.0)):
+                dict(kind=NO_CONTROL), dict(kind=CANNOT_TELL, reached=128.0),
+                dict(kind=NO_CONTROL, statuses=("trained",) * 3),   # the control held
+                dict(kind=NO_CONTROL, statuses=("stalled",),
+                     control=NO_EFFECT.control)):                    # one kind of evidence
         with pytest.raises(ValueError):
             WhyNot(**bad)
+    # a control that had to train on every seed and did not: its runs are the evidence
+    failed = WhyNot(NO_CONTROL, statuses=["trained", "stalled", "trained"])
+    assert failed.statuses == ("trained", "stalled", "trained") and failed.control is None
     with pytest.raises(TypeError, match="reached"):
         WhyNot(CANNOT_TELL, reached="wide", needed=400)
 

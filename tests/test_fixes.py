@@ -878,97 +878,119 @@ def test_loss_spikes_counts_a_rise_over_the_averaged_curve_once():
         loss_spikes(steps, smooth, rise=0.0)
 
 
-def sweep_record(deep_finals, post_finals, deep_at_100=None):
+def sweep_record(deep_finals, post_finals, deep_at_100=None, shallow=None, deep_slope=0.0,
+                 post_recipe=None):
     """A stored sweep: DeepNorm at 48 and 1,000 blocks (400 steps, validation every 100) and
     post-norm at 1,000 (100 steps, every 50). ``deep_finals`` gives the 1,000-block DeepNorm
-    seeds' final losses (a float, or "diverged"); ``deep_at_100`` their validation loss at step
-    100 (default: their final); post-norm's seeds likewise."""
-    def run(final, at_100, steps, every):
+    seeds' final losses (a float, or "diverged"), ``deep_slope`` their late slope,
+    ``deep_at_100`` their validation loss at step 100 (default: on their line); post-norm's
+    seeds likewise; ``shallow`` the 48-block seeds' finals (default: trained)."""
+    def run(final, at_100, steps, every, slope=0.0):
         if final == "diverged":
             return diverged_run(at=60)
-        r = loss_run(final, steps=steps, eval_every=every)
+        r = loss_run(final, slope=slope, steps=steps, eval_every=every)
         if at_100 is not None:
             r["curves"]["eval_loss"][r["curves"]["eval_steps"].index(100)] = at_100
         return r
 
     at = deep_at_100 or [None] * 3
-    fam = {"DeepNorm": "DeepNorm", "post": "post-norm, Xavier"}
     return stored_record({
-        "DeepNorm, L=48": ({"family": fam["DeepNorm"], "n_layer": 48, "lr": 1e-3},
-                           [loss_run(2.4, steps=400, eval_every=100)] * 3, 400),
-        "DeepNorm, L=1000": ({"family": fam["DeepNorm"], "n_layer": 1000, "lr": 2.2e-4},
-                             [run(f, a, 400, 100) for f, a in zip(deep_finals, at)], 400),
-        "post-norm, L=1000": ({"family": fam["post"], "n_layer": 1000, "lr": 2.2e-4},
-                              [run(f, None, 100, 50) for f in post_finals], 100)})
+        "DeepNorm, L=48": ({"family": "DeepNorm", "n_layer": 48, "lr": 1e-3},
+                           [run(f, None, 400, 100, -0.1) for f in shallow or [2.4] * 3],
+                           400),
+        "DeepNorm, L=1000": ({"family": "DeepNorm", "n_layer": 1000, "lr": 2.2e-4},
+                             [run(f, a, 400, 100, deep_slope)
+                              for f, a in zip(deep_finals, at)], 400),
+        "post-norm, L=1000": ({"family": "post-norm, Xavier", "n_layer": 1000, "lr": 2.2e-4},
+                              [run(f, None, 100, 50) for f in post_finals],
+                              post_recipe or 100)})
+
+
+POST_STALLS = [3.3, 3.31, 3.29]
 
 
 def test_sweep_deepnorm_trains_at_the_deepest_depth():
     from depthnotes.verdicts.ch5_fixes import sweep_verdict
 
-    # every seed trained at 1,000 blocks, and below post-norm by step 100
-    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29],
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], POST_STALLS,
                                    deep_at_100=[2.9, 2.92, 2.95]), BASE)
     assert [d.n_layer for d in v.depths] == [48, 1000] and v.post.n_layer == 1000
     assert v.at_step == 100 and v.deep_at_step == (2.9, 2.92, 2.95)
-    assert v.trains.word == REPRODUCED and v.beats_post.word == REPRODUCED
+    assert v.trains.word == REPRODUCED and v.deepest_trained == 1000
     assert v.deepest.spikes == (0, 0, 0) and v.deepest.diverged_at == (None,) * 3
+    assert v.versus.clear and v.versus.better == "DeepNorm"           # shown, no word
     # two of three trained: in part
-    v = sweep_verdict(sweep_record([2.6, 2.65, 3.2], [3.3, 3.31, 3.29],
-                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
-    assert v.trains.word == IN_PART
+    v = sweep_verdict(sweep_record([2.6, 2.65, 3.2], POST_STALLS), BASE)
+    assert v.trains.word == IN_PART and v.deepest_trained == 48
 
 
-def test_sweep_a_failure_at_one_rate_is_not_testable_and_never_contradicts():
+def test_sweep_a_spike_makes_a_trained_depth_in_part():
     from depthnotes.verdicts.ch5_fixes import sweep_verdict
-    from depthnotes.verdicts.evidence import CANNOT_TELL, UNBRACKETED
 
+    rec = sweep_record([2.6, 2.65, 2.7], POST_STALLS)
+    losses = rec.run("DeepNorm, L=1000", 2)["curves"]["train_loss"]
+    for i in range(200, 240):
+        losses[i] += 1.0                                   # a 40-step climb of one nat
+    v = sweep_verdict(rec, BASE)
+    assert v.deepest.spikes == (0, 0, 1) and v.trains.word == IN_PART
+
+
+def test_sweep_a_failure_at_one_rate_never_contradicts():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+    from depthnotes.verdicts.evidence import UNBRACKETED
+
+    # every seed stalled or diverged, the 48-block control trained: not shown here
     for finals in ([3.2, 3.21, 3.22], ["diverged"] * 3, [3.2, "diverged", 3.3]):
-        v = sweep_verdict(sweep_record(finals, [3.3, 3.31, 3.29]), BASE)
-        assert v.trains.word == NOT_TESTABLE
-        assert v.trains.reason.kind == UNBRACKETED
-        assert v.trains.reason.picks[0].at_edge == "only"          # one rate tried
-    v = sweep_verdict(sweep_record(["diverged", 2.6, 2.6], [3.3, 3.31, 3.29]), BASE)
+        v = sweep_verdict(sweep_record(finals, POST_STALLS), BASE)
+        assert v.trains.word == NOT_SHOWN
+    # none trained but still falling at the end (slow): one rate cannot say
+    v = sweep_verdict(sweep_record([3.2, 3.21, 3.22], POST_STALLS, deep_slope=-0.2), BASE)
+    assert v.deepest.row.statuses == ("slow",) * 3 and v.trains.word == NOT_TESTABLE
+    assert v.trains.reason.kind == UNBRACKETED and v.trains.reason.picks[0].at_edge == "only"
+    # a seed that diverged: its step is kept
+    v = sweep_verdict(sweep_record(["diverged", 2.6, 2.6], POST_STALLS), BASE)
     assert v.deepest.diverged_at == (60, None, None) and v.trains.word == IN_PART
 
 
-def test_sweep_against_post_norm_needs_a_run_off_the_plateau_by_the_step():
+def test_sweep_needs_its_shallowest_depth_to_train():
     from depthnotes.verdicts.ch5_fixes import sweep_verdict
-    from depthnotes.verdicts.evidence import CANNOT_TELL
+    from depthnotes.verdicts.evidence import NO_CONTROL
 
-    # DeepNorm trains by step 400 but neither arm is below the bar at step 100
-    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29],
-                                   deep_at_100=[3.25, 3.26, 3.24]), BASE)
-    assert v.trains.word == REPRODUCED and v.beats_post.word == NOT_TESTABLE
-    assert v.beats_post.reason.kind == CANNOT_TELL
-    assert (v.beats_post.reason.reached, v.beats_post.reason.needed) == (100, 200)
-    # post-norm trained by step 100 and DeepNorm did not: contradicted
-    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [2.8, 2.82, 2.81],
-                                   deep_at_100=[3.25, 3.26, 3.24]), BASE)
-    assert v.beats_post.word == CONTRADICTED
-    # post-norm diverged (the ceiling, ln V) while DeepNorm is off the plateau: reproduced
-    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], ["diverged"] * 3,
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], POST_STALLS, shallow=[2.4, 3.2, 2.4]),
+                      BASE)
+    assert v.trains.word == NOT_TESTABLE and v.trains.reason.kind == NO_CONTROL
+    assert v.trains.reason.statuses == ("trained", "slow", "trained")
+
+
+def test_sweep_post_norm_diverged_seeds_stay_diverged_in_the_comparison():
+    from depthnotes.verdicts.ch5_fixes import sweep_verdict
+
+    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], ["diverged", 3.3, 3.3],
                                    deep_at_100=[2.9, 2.92, 2.95]), BASE)
-    assert v.beats_post.word == REPRODUCED and v.post.diverged_at == (60, 60, 60)
-    # within noise at the step: not shown
-    v = sweep_verdict(sweep_record([2.6, 2.65, 2.7], [2.9, 2.95, 2.92],
-                                   deep_at_100=[2.9, 2.92, 2.95]), BASE)
-    assert v.beats_post.word == NOT_SHOWN
+    assert v.post.diverged_at == (60, None, None)
+    assert v.versus.b.name == "post-norm, Xavier" and v.versus.b.diverged == (0,)
 
 
-def test_sweep_names_what_is_missing():
+def test_sweep_names_what_is_missing_or_different():
     from depthnotes.verdicts.ch5_fixes import sweep_verdict
 
     rec = sweep_record([2.6] * 3, [3.3] * 3)
     with pytest.raises(ValueError, match="post-norm, GPT-2"):
         sweep_verdict(rec, BASE, post="post-norm, GPT-2")
+    # the short run must be the long one cut short
+    rec = sweep_record([2.6] * 3, [3.3] * 3, post_recipe={"steps": 100, "lr": 1e-3})
+    with pytest.raises(ValueError, match="differ in \\['lr'\\]"):
+        sweep_verdict(rec, BASE)
 
 
 def test_sweep_a_run_diverged_after_the_step_keeps_its_loss_there():
     from depthnotes.verdicts.ch5_fixes import sweep_verdict
 
-    rec = sweep_record([2.6, 2.65, 2.7], [3.3, 3.31, 3.29], deep_at_100=[2.9, 2.92, 2.95])
+    rec = sweep_record([2.6, 2.65, 2.7], POST_STALLS, deep_at_100=[2.9, 2.92, 2.95])
     run = rec.run("DeepNorm, L=1000", 1)
     run["final"].update(diverged=True, diverged_at=250, eval_loss=None)
+    # the trainer's blow-up in the last stored window is the divergence, not a spike
+    run["curves"]["train_loss"][-1] = 40.0
     v = sweep_verdict(rec, BASE)
     assert v.deep_at_step == (2.9, 2.92, 2.95) and v.deepest.diverged_at == (None, 250, None)
-    assert v.trains.word == IN_PART
+    assert v.deepest.spikes == (0, 0, 0) and v.trains.word == IN_PART

@@ -487,7 +487,9 @@ class WhyNot:
     * ``UNBRACKETED``: ``picks``, the ``RatePick`` of each arm whose best rate the grid does not
       bracket (each says where its best sits: ``at_edge`` is ``"low"``, ``"high"``,
       ``"both"`` or ``"only"``, one rate tried);
-    * ``NO_CONTROL``: ``control``, the positive control's ``Difference`` that was not clear;
+    * ``NO_CONTROL``: ``control``, the positive control's ``Difference`` that was not clear,
+      or, for a control that had to train on every seed (not a comparison), ``statuses``, its
+      runs' statuses, not all of them "trained";
     * ``CANNOT_TELL``: ``reached``, how far the design goes on the claim's axis, and
       ``needed``, where the claim is about (in the claim's units, e.g. an aspect ratio).
 
@@ -499,10 +501,12 @@ class WhyNot:
     control: Difference | None = None
     reached: float | None = None
     needed: float | None = None
+    statuses: tuple[str, ...] = ()
 
     def __post_init__(self):
         check_choice("kind", self.kind, WHY_NOT)
         object.__setattr__(self, "picks", tuple(self.picks))     # hashable, as frozen implies
+        object.__setattr__(self, "statuses", tuple(self.statuses))
         if self.kind == UNBRACKETED:
             if not self.picks or not all(isinstance(p, RatePick) for p in self.picks):
                 raise ValueError("an unbracketed grid needs picks: the RatePick of each arm "
@@ -512,9 +516,15 @@ class WhyNot:
                 raise ValueError(f"picks must be the unbracketed ones; the grid brackets the "
                                  f"best rate {judged[0]:g}")
         elif self.kind == NO_CONTROL:
-            if not isinstance(self.control, Difference):
+            if self.statuses:
+                if self.control is not None or all(s == "trained" for s in self.statuses):
+                    raise ValueError(f"a control judged by its runs needs statuses not all "
+                                     f"'trained' and no control Difference; got "
+                                     f"{self.statuses} and control={self.control!r}")
+            elif not isinstance(self.control, Difference):
                 raise ValueError("no positive control needs control: the Difference of the "
-                                 "control that did not hold")
+                                 "control that did not hold (or statuses: the runs of a "
+                                 "control that had to train)")
         elif self.reached is None or self.needed is None:
             raise ValueError("a design that cannot tell the alternatives apart needs reached "
                              "(how far it goes) and needed (where the claim is about)")
