@@ -994,3 +994,15 @@ def test_sweep_a_run_diverged_after_the_step_keeps_its_loss_there():
     v = sweep_verdict(rec, BASE)
     assert v.deep_at_step == (2.9, 2.92, 2.95) and v.deepest.diverged_at == (None, 250, None)
     assert v.deepest.spikes == (0, 0, 0) and v.trains.word == IN_PART
+
+
+def test_the_spike_threshold_sits_above_every_calibration_run():
+    """What the rule's comment and the chapter say: none of the 326 runs of the seven
+    calibration records rises more than 0.21 nats over its 20-step averaged low."""
+    from depthnotes.experiments.records import load_record
+    from depthnotes.verdicts.ch5_fixes import SPIKE_CALIBRATION, SPIKE_NATS, loss_rises
+
+    rises = [float(np.max(loss_rises(*rec.curve(arm, "train_loss", s)), initial=0.0))
+             for rec in map(load_record, SPIKE_CALIBRATION) for arm in rec.arms
+             for s in rec.seeds]
+    assert len(rises) == 326 and f"{max(rises):.2f}" == "0.21" and max(rises) < SPIKE_NATS
