@@ -765,10 +765,10 @@ def deepnorm_depth_sweep(quick: bool = False) -> Experiment:
             "characters), the AdamW peak rate scaled as 1/sqrt(L) from 1e-3 at L = 48, 100 "
             "warm-up steps, cosine decay, clipping at 1, validation every 100 steps on the "
             "same 16 batches of 8 x 64 held-out characters for every run; and a short "
-            "(100-step) Xavier post-norm run at 1,000 blocks at the same rate. Scored on "
-            "instability: divergence, loss spikes, and the step at which the validation loss "
-            "leaves the plateau. 3 seeds. Defined but not yet recorded: about 45 CPU-minutes "
-            "per 1,000-block run (timed on a shared machine), about 5 CPU-hours in all."),
+            "(100-step) Xavier post-norm run at 1,000 blocks at the same rate. Judged by "
+            "whether every seed trains at 1,000 blocks (verdicts.ch5_fixes.sweep_verdict); "
+            "shown per seed: divergence, loss spikes and the first validation step below the "
+            "trained bar. 3 seeds. About 30 CPU-minutes per 1,000-block run."),
         measures=("training loss per step; validation loss every 100 steps (the same 16 "
                   "batches for every run); whether and where a run diverged"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
@@ -801,7 +801,6 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
-    "deepnorm_depth_sweep": "about 5 CPU-hours (three seeds of 1,000 blocks x 400 steps)",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }

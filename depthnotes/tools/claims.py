@@ -302,10 +302,12 @@ FINDINGS: dict[str, Finding] = {
                                                            "DeepNet's), k = {c12_k_scaled}.",
                                    REPRODUCED),
     "C12 depth": _F("depth", "In 400-step runs DeepNorm trains and beats Xavier post-norm "
-                             "at 48 and 200 blocks. At 1,000 blocks one "
-                             "{c12_1000_steps}-step seed (DeepNorm {c12_1000_deep}, post-norm "
-                             "{c12_1000_post}, unigram {c12_1000_base}) tests nothing.",
-                    REPRODUCED),
+                             "at 48 and 200 blocks.", REPRODUCED),
+    "C12 1,000 blocks": _F("1,000 blocks", "With Adam's rate ∝ 1/√L and equal tokens, "
+                           "DeepNorm trained on {c12w_n1000} of 3 seeds at 1,000 blocks "
+                           "({c12w_loss1000}); {c12w_div} divergences, {c12w_spikes} spikes in "
+                           "{c12w_runs} runs. Post-norm there ran only {c12w_post_steps} "
+                           "warm-up steps.", REPRODUCED),
     "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only (as "
                          "LayerNorm ignores scale, every branch times {c12a_branch}) trains "
                          "at one rate of four, {c12l_alpha_lr}: {c12l_alpha} (seeds "

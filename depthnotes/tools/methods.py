@@ -68,6 +68,7 @@ THRESHOLDS = (
     ("ch4_trainability", "UNIGRAM_MARGIN"), ("ch4_trainability", "FLAT_SLOPE"),
     ("ch4_trainability", "FEW_DOZEN"), ("ch4_trainability", "LOSS_MARGIN"),
     ("ch4_trainability", "EVAL_TAIL"), ("ch4_trainability", "NOWHERE_RATES"),
+    ("ch5_fixes", "SPIKE_STEPS"), ("ch5_fixes", "SPIKE_NATS"),
     ("ch6_budget", "BASIN_FLOOR"), ("ch6_budget", "BROAD_SHAPES"),
     ("ch6_budget", "ASPECT_CENTRE"), ("ch6_budget", "ASPECT_FACTOR"),
     ("ch6_budget", "DRIFT_SPLIT"),

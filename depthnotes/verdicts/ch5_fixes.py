@@ -154,7 +154,7 @@ RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            *FIRST_DEPTH_RECORDS, *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
            *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
-           "init_response_sgd_deepnet", "deepnorm_1000_layers")
+           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep")
 
 
 def depth_grid(recs: dict, at_48=DEPTH_RECORDS_48, at_200=DEPTH_RECORDS_200):
@@ -903,27 +903,28 @@ __all__ += ["C11_PLAIN_MIN", "C11_GROWTH_MAX", "C11_CONTRIB_MAX", "scaled_start_
 
 
 # -- C12 at 1,000 blocks: DeepNorm's depth sweep (deepnorm_depth_sweep) ------------------------
-#: A loss spike in a stored training curve: the training loss, averaged over ``SPIKE_STEPS``
-#: steps, rising at least ``SPIKE_NATS`` nats/char above the lowest such average before it; a
-#: run of such points counts once. Batches differ in difficulty, so a single window mean
-#: swings by up to 0.7 nats in runs that train smoothly; averaged over 20 steps, none of the
-#: 326 runs of seven records of 100 to 400 steps of chapters 4 and 5 (``postnorm_failure_depth``,
-#: ``prenorm_vs_postnorm_grid``, ``prenorm_vs_postnorm_shallow``, ``fixes_at_48``,
-#: ``deepnorm_depth_48_same_text``, ``deepnorm_depth_200_long``, ``deepnorm_1000_layers``)
-#: rises more than 0.21 nats (post-norm at 1e-2 with warm-up, 4 blocks). Calibrated on those
-#: records and stated 2026-12-05 before ``deepnorm_depth_sweep`` was read.
-SPIKE_STEPS, SPIKE_NATS = 20, 0.3
+#: A loss spike in a stored training curve (C12 at 1,000 blocks, ``loss_spikes``): the
+#: training loss averaged over this many steps, rising at least ``SPIKE_NATS`` above the
+#: lowest such average before it; a run of such points counts once. Batches differ in
+#: difficulty, so a single stored window mean swings by up to 0.7 nats in runs that train
+#: smoothly; the average is over 20 steps.
+SPIKE_STEPS = 20
+#: A spike's rise (nats/char) over the 20-step average's earlier low. None of the 326 runs of
+#: seven records of chapters 4 and 5 (``SPIKE_CALIBRATION``) rises more than 0.21 (post-norm at
+#: 1e-2 with warm-up, 4 blocks). Calibrated on those records and stated 2026-12-05 before
+#: ``deepnorm_depth_sweep`` was read.
+SPIKE_NATS = 0.3
 #: The records the spike threshold was calibrated on (``tests/test_fixes.py`` checks it).
 SPIKE_CALIBRATION = ("postnorm_failure_depth", "prenorm_vs_postnorm_grid",
                      "prenorm_vs_postnorm_shallow", "fixes_at_48", "deepnorm_depth_48_same_text",
                      "deepnorm_depth_200_long", "deepnorm_1000_layers")
 
 
-def loss_rises(steps, losses, span: int = SPIKE_STEPS) -> np.ndarray:
-    """How far the curve ``losses`` (at ``steps``, evenly spaced, as ``Record.curve`` gives a
-    stored training curve), averaged over ``span`` steps, stands above its lowest average so
-    far, at each averaged point (zero where it is at its low). None or NaN values (a run that
-    stopped) end the curve; a curve shorter than ``span`` gives no points."""
+def averaged_curve(steps, losses, span: int = SPIKE_STEPS) -> tuple[list, np.ndarray]:
+    """``(steps, means)``: the curve ``losses`` (at ``steps``, evenly spaced, as
+    ``Record.curve`` gives a stored training curve) averaged over ``span`` steps, each mean at
+    the last step of its window. None or NaN values (a run that stopped) end the curve; a
+    curve shorter than ``span`` gives no points. The curve the spike rule reads."""
     finite = []
     for v in losses:
         if v is None or not math.isfinite(v):
@@ -932,9 +933,15 @@ def loss_rises(steps, losses, span: int = SPIKE_STEPS) -> np.ndarray:
     every = steps[1] - steps[0] if len(steps) > 1 else 1
     k = max(1, round(span / every))
     if len(finite) < k:
-        return np.zeros(0)
-    means = np.convolve(finite, np.ones(k) / k, mode="valid")
-    return means - np.minimum.accumulate(means)
+        return [], np.zeros(0)
+    return list(steps[k - 1:len(finite)]), np.convolve(finite, np.ones(k) / k, mode="valid")
+
+
+def loss_rises(steps, losses, span: int = SPIKE_STEPS) -> np.ndarray:
+    """How far the averaged curve (``averaged_curve``) stands above its lowest average so far,
+    at each of its points (zero where it is at its low)."""
+    means = averaged_curve(steps, losses, span)[1]
+    return means - np.minimum.accumulate(means) if means.size else means
 
 
 def loss_spikes(steps, losses, span: int = SPIKE_STEPS, rise: float = SPIKE_NATS) -> int:
@@ -1067,6 +1074,5 @@ def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
     return SweepVerdict(tuple(rows), ctl, at_step, deep_at, versus, trains)
 
 
-__all__ += ["SPIKE_STEPS", "SPIKE_NATS", "SPIKE_CALIBRATION", "loss_rises", "loss_spikes",
-            "SweepDepth", "SweepVerdict",
-            "SHORT_RUN_FIELDS", "sweep_verdict"]
+__all__ += ["SPIKE_STEPS", "SPIKE_NATS", "SPIKE_CALIBRATION", "averaged_curve", "loss_rises",
+            "loss_spikes", "SweepDepth", "SweepVerdict", "SHORT_RUN_FIELDS", "sweep_verdict"]
