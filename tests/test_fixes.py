@@ -876,6 +876,10 @@ def test_loss_spikes_counts_a_rise_over_the_averaged_curve_once():
     assert loss_spikes(steps, bump[:90] + [None] * 110) == 0
     with pytest.raises(ValueError, match="rise"):
         loss_spikes(steps, smooth, rise=0.0)
+    # a curve too coarse to average over 20 steps is an error, not a silent non-average
+    for every in (40, 3):
+        with pytest.raises(ValueError, match="whole number"):
+            loss_spikes(list(range(every, 401, every)), smooth[:400 // every])
 
 
 def sweep_record(deep_finals, post_finals, deep_at_100=None, shallow=None, deep_slope=0.0,
@@ -980,6 +984,12 @@ def test_sweep_names_what_is_missing_or_different():
     # the short run must be the long one cut short
     rec = sweep_record([2.6] * 3, [3.3] * 3, post_recipe={"steps": 100, "lr": 1e-3})
     with pytest.raises(ValueError, match="differ in \\['lr'\\]"):
+        sweep_verdict(rec, BASE)
+    # and end inside the warm-up they share (after it, their cosine decays differ)
+    rec = sweep_record([2.6] * 3, [3.3] * 3, post_recipe={"steps": 100, "warmup_steps": 50})
+    for arm in rec.config["arms"]:
+        arm["recipe"]["warmup_steps"] = 50
+    with pytest.raises(ValueError, match="warm-up"):
         sweep_verdict(rec, BASE)
 
 

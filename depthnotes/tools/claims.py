@@ -306,8 +306,8 @@ FINDINGS: dict[str, Finding] = {
     "C12 1,000 blocks": _F("1,000 blocks", "With Adam's rate ∝ 1/√L and equal tokens, "
                            "DeepNorm trained on {c12w_n1000} of 3 seeds at 1,000 blocks "
                            "({c12w_loss1000}); {c12w_div} divergences, {c12w_spikes} spikes in "
-                           "{c12w_runs} runs. Post-norm there ran only {c12w_post_steps} "
-                           "warm-up steps.", REPRODUCED),
+                           "{c12w_runs} runs. Post-norm there ran {c12w_post_steps} warm-up "
+                           "steps, {c12w_post_div} diverged: no comparison.", REPRODUCED),
     "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only (as "
                          "LayerNorm ignores scale, every branch times {c12a_branch}) trains "
                          "at one rate of four, {c12l_alpha_lr}: {c12l_alpha} (seeds "

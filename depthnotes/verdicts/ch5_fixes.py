@@ -931,7 +931,11 @@ def averaged_curve(steps, losses, span: int = SPIKE_STEPS) -> tuple[list, np.nda
             break
         finite.append(float(v))
     every = steps[1] - steps[0] if len(steps) > 1 else 1
-    k = max(1, round(span / every))
+    k = span / every
+    if k < 2 or k != int(k):
+        raise ValueError(f"a curve stored every {every} steps cannot be averaged over {span}: "
+                         f"the span must be a whole number (2 or more) of its points")
+    k = int(k)
     if len(finite) < k:
         return [], np.zeros(0)
     return list(steps[k - 1:len(finite)]), np.convolve(finite, np.ones(k) / k, mode="valid")
@@ -948,8 +952,8 @@ def loss_spikes(steps, losses, span: int = SPIKE_STEPS, rise: float = SPIKE_NATS
     """How many times the averaged curve (``loss_rises``) climbs ``rise`` or more above its
     lowest average before that point; consecutive points above count once."""
     check_number("rise", rise, low=0.0, low_open=True)
-    above = loss_rises(steps, losses, span) >= rise
-    return int(np.sum(above[1:] & ~above[:-1]) + (above[0] if above.size else 0))
+    above = loss_rises(steps, losses, span) >= rise   # False at the first point (its own low)
+    return int(np.sum(above[1:] & ~above[:-1]))
 
 
 @dataclass(frozen=True)
@@ -1054,6 +1058,10 @@ def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
     if differ:
         raise ValueError(f"the {post!r} run must be the {deep!r} run cut short; their "
                          f"recipes differ in {differ}")
+    if "warmup_steps" in mine and theirs["steps"] > mine["warmup_steps"]:
+        raise ValueError(f"the {post!r} run ({theirs['steps']} steps) must end within the "
+                         f"{deep!r} run's warm-up ({mine['warmup_steps']} steps): after it "
+                         f"their decays differ")
     ceiling = loss_ceiling(record, last.row.arm)
     trains = _trains_word(rows[0], last, ceiling)
     # both arms warm up alike to post-norm's last step: their losses there, side by side
