@@ -790,8 +790,10 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
             "decay, clipping at 1, the same 16 held-out batches every 100 steps), so that at "
             "1,000 blocks DeepNorm is compared with post-norm at one rate and one budget, not "
             "only over post-norm's first 100 steps. Defined 2026-12-05, before "
-            "deepnorm_depth_sweep was read, after a reviewer's reading of its design. 3 seeds. "
-            "Not yet recorded: about 95 CPU-minutes."),
+            "deepnorm_depth_sweep was read, after a reviewer's reading of its design. One rate, "
+            "DeepNorm's: by the bracket rule it shows whether post-norm trains or diverges on "
+            "DeepNorm's recipe, and a verdict against DeepNorm would need a grid of rates. "
+            "3 seeds. Not yet recorded: about 95 CPU-minutes."),
         measures=("training loss per step; validation loss every 100 steps (the same 16 "
                   "batches for every run); whether and where a run diverged"),
         data="python_topics", arms=(arm,), seeds=sweep.seeds)

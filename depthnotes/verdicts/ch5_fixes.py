@@ -91,7 +91,8 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   depth at equal tokens and a lower rate; that is expected and not judged. Post-norm's short
   run (its first 100 steps, all warm-up, shared with DeepNorm's) is shown beside DeepNorm's
   loss at the same step, with no word: the claim's comparison with post-norm rests on 48 and
-  200 blocks (``depth_verdict``); at 1,000 blocks it needs ``deepnorm_depth_sweep_post``.
+  200 blocks (``depth_verdict``); at 1,000 blocks ``deepnorm_depth_sweep_post`` would show
+  post-norm on DeepNorm's full recipe, one rate, and a word would need a grid of rates.
 """
 
 from __future__ import annotations
