@@ -133,7 +133,8 @@ def _transfer_recipe(quick: bool, lr: float) -> TrainConfig:
     it), at peak rate ``lr``."""
     return TrainConfig(steps=3 if quick else 250, batch_size=4 if quick else 16,
                        context=16 if quick else 64, lr=lr, warmup_steps=40,
-                       eval_every=0 if quick else 125, eval_batches=1 if quick else 16)
+                       eval_every=0 if quick else 125, eval_batches=1 if quick else 16,
+                       eval_seed=0)
 
 
 def _transfer_arms(quick: bool, depths: tuple[int, ...], lrs: tuple[float, ...]) -> tuple:
@@ -202,12 +203,12 @@ def depth_lr_transfer(quick: bool = False) -> Experiment:
             "one global AdamW rate, not the papers' per-layer Adam rules), 3 seeds, the same "
             "short token budget for every run: 250 steps of 16 x 64 characters (about 0.6 "
             "epoch of the shipped corpus), 40 warm-up steps, cosine decay to 0.1x, clipping "
-            "at 1; validation loss after 125 steps and at the end on 16 batches of 16 x 64 "
-            "held-out characters. L = 64 is a second record (depth_lr_transfer_64). Cut "
-            "to fit about 40 CPU-minutes: 250 steps only."),
+            "at 1; validation loss after 125 steps and at the end on the same 16 batches of "
+            "16 x 64 held-out characters for every run. L = 64 is a second record "
+            "(depth_lr_transfer_64). Cut to fit about 40 CPU-minutes: 250 steps only."),
         measures=("training loss per step; validation loss after 125 steps and after the "
-                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
-                  "a run diverged"),
+                  "last step (the same 16 batches of 16 x 64 held-out characters for every "
+                  "run); whether and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -233,8 +234,8 @@ def depth_lr_transfer_64(quick: bool = False) -> Experiment:
             "(45 runs). CPU estimate about 100 minutes (about 0.5 s per step at L = 64 on "
             "one thread, 4x L = 16's 128 ms). Cut: no 3.2e-2, 250 steps."),
         measures=("training loss per step; validation loss after 125 steps and after the "
-                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
-                  "a run diverged"),
+                  "last step (the same 16 batches of 16 x 64 held-out characters for every "
+                  "run); whether and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -252,9 +253,9 @@ def depth_lr_transfer_mup(quick: bool = False) -> Experiment:
             "x (L/L_base)^(alpha - 1), alpha = 1/2 here. The arm: the 1/sqrt(L) arm's model "
             "(pre-norm, d = 64, 4 heads, init N(0, 0.02^2)) and recipe (250 steps of 16 x 64 "
             "characters, AdamW, 40 warm-up steps, cosine decay to 0.1x, clipping at 1, "
-            "validation on 16 batches drawn from each run's seed, as in the records it "
-            "extends, so the arms stay comparable), with every parameter of the blocks "
-            "(matrices, biases, the blocks' LayerNorms) at the global rate x sqrt(4/L): "
+            "validation on the same 16 held-out batches for every run, as in the records "
+            "it extends), with every parameter of the blocks (matrices, biases, the "
+            "blocks' LayerNorms) at the global rate x sqrt(4/L): "
             "1/2 at L = 16, 1/4 at L = 64. The token and position embeddings (the head is "
             "tied to the first) and the final LayerNorm keep the global rate. At L = 4 the "
             "factor is 1 and the arm is depth_lr_transfer's 1/sqrt(L) arm, so L = 4 is not "
@@ -266,8 +267,8 @@ def depth_lr_transfer_mup(quick: bool = False) -> Experiment:
             "steps. CPU estimate about 40 minutes (about 32 and 125 s per run at L = 16 and "
             "64 on one thread)."),
         measures=("training loss per step; validation loss after 125 steps and after the "
-                  "last step (16 batches of 16 x 64 held-out characters); whether and where "
-                  "a run diverged"),
+                  "last step (the same 16 batches of 16 x 64 held-out characters for every "
+                  "run); whether and where a run diverged"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 

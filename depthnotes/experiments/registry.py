@@ -21,8 +21,7 @@ UNRECORDED: dict[str, str] = {**ch5.UNRECORDED, **ch6.UNRECORDED,
 #: (``tests/test_records.py``).
 PER_SEED_EVAL: dict[str, str] = {
     **dict.fromkeys(("budget_basin", "budget_basin_lr", "budget_basin_lr_high",
-                     "budget_basin_lr_top", "deepnorm_depth_comparison", "deepnorm_depth_lr",
-                     "depth_lr_transfer", "depth_lr_transfer_64"),
+                     "budget_basin_lr_top", "deepnorm_depth_comparison", "deepnorm_depth_lr"),
                     "recorded before a fixed evaluation set existed"),
     "layer_redundancy": "trains budget_basin's model at its recipe, which it must keep",
     "ln_scaling_depth": "recorded before a fixed evaluation set existed",
@@ -30,7 +29,6 @@ PER_SEED_EVAL: dict[str, str] = {
                     "adds rates to ln_scaling_depth, whose recipe it must keep"),
     **dict.fromkeys(("budget_basin_lr_high", "budget_basin_lr_top"),
                     "adds rates to budget_basin, whose recipe it must keep"),
-    "depth_lr_transfer_mup": "adds an arm to depth_lr_transfer, whose recipe it must keep",
 }
 
 
