@@ -379,15 +379,37 @@ def test_transfer_cost_counts_what_the_base_rate_loses_at_depth():
     from depthnotes.verdicts.evidence import CLEAR, IN_PART, WITHIN_NOISE
     assert (std.verdict, inv.verdict) == (CLEAR, WITHIN_NOISE)     # the library's words
     assert dv.transfer_cost_word(costs) == IN_PART
-    # a cost inside the margin is no cost: a flat bowl (0.005 nats per step, 0.01 at the
-    # base rate, half the margin), although its seeds are far apart from each other
-    flat = {lr: [2.0 + 0.005 * abs(i - 0) + 0.001 * s for s in SEEDS]
+    # a cost inside the margin is no cost: a flat bowl (0.005 nats per step, the best rate
+    # inside the grid, a quarter of the margin at the base rate), although its seeds are far
+    # apart from each other
+    flat = {lr: [2.0 + 0.005 * abs(i - 1) + 0.001 * s for s in SEEDS]
             for i, lr in enumerate(GRID)}
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
                      **_rule("1/L", _bowl(2), flat)})
     costs = dv.transfer_costs(dv.lr_optima(rec))
-    assert not costs["1/L"][0].clear
+    assert not costs["1/L"][0].clear and costs["1/L"][0].judged
     assert dv.transfer_cost_word(costs) == REPRODUCED
+    # the same rise from the grid's lowest rate: no clear cost on the grid, but the best rate
+    # may lie below it, so the cost is a lower bound and the rule cannot say "no cost"
+    edge = {lr: [2.0 + 0.005 * i + 0.001 * s for s in SEEDS] for i, lr in enumerate(GRID)}
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/L", _bowl(2), edge)})
+    costs = dv.transfer_costs(dv.lr_optima(rec))
+    assert not costs["1/L"][0].clear and not costs["1/L"][0].judged
+    assert dv.transfer_cost_word(costs) == NOT_TESTABLE
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/sqrt(L)", _bowl(2), _bowl(2)),
+                     **_rule("1/L", _bowl(2), edge)})
+    assert dv.transfer_cost_word(dv.transfer_costs(dv.lr_optima(rec))) == IN_PART
+    # a clear cost at an edge stands (a lower bound): the standard rule's own best is at
+    # the grid's lowest rate in every case above and still serves as the positive control
+    assert not costs["standard"][0].judged and costs["standard"][0].clear
+    # a base depth whose best rate is at an edge: the rate to reuse is unknown
+    rec = _transfer({**_rule("standard", _bowl(2), _bowl(0)),
+                     **_rule("1/L", _bowl(3), _bowl(3))})
+    costs = dv.transfer_costs(dv.lr_optima(rec))
+    assert not costs["1/L"][0].base_judged
+    assert dv.transfer_cost_word(costs) == NOT_TESTABLE
     # no positive control: the standard rule pays nothing, so no rule is shown to be needed
     rec = _transfer({**_rule("standard", _bowl(2), _bowl(2)),
                      **_rule("1/L", _bowl(2), _bowl(2))})
