@@ -24,9 +24,6 @@ PER_SEED_EVAL: dict[str, str] = {
                      "budget_basin_lr_top", "deepnorm_depth_comparison", "deepnorm_depth_lr"),
                     "recorded before a fixed evaluation set existed"),
     "layer_redundancy": "trains budget_basin's model at its recipe, which it must keep",
-    "ln_scaling_depth": "recorded before a fixed evaluation set existed",
-    **dict.fromkeys(("ln_scaling_depth_lr", "ln_scaling_depth_lr_top"),
-                    "adds rates to ln_scaling_depth, whose recipe it must keep"),
     **dict.fromkeys(("budget_basin_lr_high", "budget_basin_lr_top"),
                     "adds rates to budget_basin, whose recipe it must keep"),
 }
