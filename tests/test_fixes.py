@@ -75,7 +75,7 @@ def test_grid_cells_slow_runs_did_not_train_for_chapter_5():
 
 
 # -- C9, recipe: prenorm_vs_postnorm_shallow -------------------------------------------------
-RATES = (1e-3, 3e-3, 1e-2, 3e-2)
+RATES = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
 def shallow_record(table):
@@ -96,10 +96,14 @@ def seeds(m):
 
 
 # post-norm trains up to 3e-3 and stalls at 1e-2 and above; warm-up lets it train at 1e-2;
-# pre-norm trains at every rate, with or without warm-up
-POST = {1e-3: seeds(2.8), 3e-3: seeds(2.6), 1e-2: seeds(3.1), 3e-2: ["div"] * 3}
-POST_WARM = {1e-3: seeds(2.7), 3e-3: seeds(2.4), 1e-2: seeds(2.6), 3e-2: seeds(3.2)}
-PRE = {1e-3: seeds(2.7), 3e-3: seeds(2.5), 1e-2: seeds(2.3), 3e-2: seeds(2.6)}
+# pre-norm trains at every rate up to 3e-2, with or without warm-up; nothing trains at the
+# grid's top rate, 1e-1 (a norm training there could not show a rise with warm-up)
+POST = {1e-3: seeds(2.8), 3e-3: seeds(2.6), 1e-2: seeds(3.1), 3e-2: ["div"] * 3,
+        1e-1: ["div"] * 3}
+POST_WARM = {1e-3: seeds(2.7), 3e-3: seeds(2.4), 1e-2: seeds(2.6), 3e-2: seeds(3.2),
+             1e-1: ["div"] * 3}
+PRE = {1e-3: seeds(2.7), 3e-3: seeds(2.5), 1e-2: seeds(2.3), 3e-2: seeds(2.6),
+       1e-1: seeds(3.2)}
 
 
 def recipe(L=4, post=POST, post_warm=POST_WARM, pre=PRE, pre_warm=PRE):
@@ -112,12 +116,12 @@ def test_recipe_both_parts_reproduced():
     assert d.n_layer == 4 and set(d.rows) == {("post", 0), ("post", 50), ("pre", 0),
                                               ("pre", 50)}
     assert top_trainable(d.rows[("post", 0)]) == 3e-3
-    assert top_trainable(d.rows[("pre", 0)]) == 3e-2          # the grid's top: at least
+    assert top_trainable(d.rows[("pre", 0)]) == 3e-2          # below the grid's top
     assert d.rows[("post", 0)][3e-2].losses[0] == pytest.approx(math.log(65))   # ln V
     assert (d.rate_word, d.warmup_word) == (REPRODUCED, REPRODUCED)
     # without warm-up pre-norm trains up to lr 0.03, post-norm up to 0.003; 50 warm-up
     # steps move post-norm's highest trainable rate from 0.003 to 0.01, pre-norm's stays
-    assert d.warmups == (0, 50) and d.top == 3e-2
+    assert d.warmups == (0, 50) and d.top == 1e-1
     assert d.tolerance == {("post", 0): 3e-3, ("post", 50): 1e-2, ("pre", 0): 3e-2,
                            ("pre", 50): 3e-2}
     v = recipe_verdict([d])
@@ -144,8 +148,23 @@ def test_recipe_rate_equal_and_the_other_way():
 
 def test_recipe_a_grid_where_neither_fails_is_not_testable():
     every = {lr: seeds(2.5) for lr in RATES}
-    (d,) = recipe_depths(shallow_record(recipe(post=every, post_warm=every)), BASE)
-    assert d.rate_word == NOT_TESTABLE and d.warmup_word == NOT_SHOWN
+    (d,) = recipe_depths(shallow_record(recipe(post=every, post_warm=every, pre=every,
+                                               pre_warm=every)), BASE)
+    assert d.rate_word == NOT_TESTABLE and d.warmup_word == NOT_TESTABLE
+
+
+def test_recipe_a_norm_at_the_grids_top_cannot_show_a_rise_with_warm_up():
+    """Amended 2026-12-06: pre-norm trains at the top rate without warm-up, so "warm-up
+    raises post-norm's tolerance and not pre-norm's" cannot be told from the grid ending
+    there; the larger-rates part still reads (pre-norm's tolerance is at least the top)."""
+    pre = {**PRE, 1e-1: seeds(2.9)}
+    (d,) = recipe_depths(shallow_record(recipe(pre=pre, pre_warm=pre)), BASE)
+    assert d.tolerance[("pre", 0)] == d.top == 1e-1
+    assert (d.rate_word, d.warmup_word) == (REPRODUCED, NOT_TESTABLE)
+    # the same with post-norm at the top without warm-up (then nothing can rise)
+    post = {lr: seeds(2.5) for lr in RATES}
+    (d,) = recipe_depths(shallow_record(recipe(post=post, post_warm=post)), BASE)
+    assert d.warmup_word == NOT_TESTABLE
 
 
 def test_recipe_verdict_skips_depths_where_post_norm_does_not_train():
@@ -1016,3 +1035,43 @@ def test_the_spike_threshold_sits_above_every_calibration_run():
              for rec in map(load_record, SPIKE_CALIBRATION) for arm in rec.arms
              for s in rec.seeds]
     assert len(rises) == 326 and f"{max(rises):.2f}" == "0.21" and max(rises) < SPIKE_NATS
+
+
+# -- C10's contribution part as amended on 2026-12-06: at the stack's best rate, bracketed ----
+def _share_run(final, trained_late, L=8):
+    """A run of an 8-block stack with the ``layer_use`` probe whose late quarter writes
+    ``trained_late`` of what every other block does after training (1.0 untrained)."""
+    contribution = [1.0] * (L - 2) + [trained_late] * 2
+    probes = {"contribution_init": [1.0] * L, "contribution": contribution,
+              "layer_removal_cost_init": [0.0] * L, "layer_removal_cost": [0.01] * L,
+              "loss_init": 4.0, "loss": final}
+    return loss_run(final, probes=probes)
+
+
+def _share_record(best, rates=(3e-4, 1e-3, 3e-3), share=0.5):
+    """One stack at ``rates``; at ``best`` its runs end 0.3 nats lower than at the others
+    and its late quarter's share falls to ``share`` with training (1.0 at the other rates)."""
+    return stored_record({
+        f"pre, lr={lr:g}": ({"family": "pre", "n_layer": 8, "lr": lr},
+                            [_share_run(2.5 + 0.01 * s + (0.0 if lr == best else 0.3),
+                                        share + 0.01 * s if lr == best else 1.0)
+                             for s in range(3)])
+        for lr in rates})
+
+
+def test_contribution_is_judged_at_the_best_rate_only_when_the_grid_brackets_it():
+    from depthnotes.verdicts.ch5_fixes import contribution_at_best
+
+    c = contribution_at_best(_share_record(1e-3), BASE, 0.25)
+    assert c.row.lr == 1e-3 and c.row.pick.bracketed and c.word == REPRODUCED
+    assert c.verdict.contribution.best == "trained"          # the share fell with training
+    # the same stack best at the grid's top rate: the optimum may lie beyond it
+    c = contribution_at_best(_share_record(3e-3), BASE, 0.25)
+    assert c.row.lr == 3e-3 and not c.row.pick.judgeable and c.word == NOT_TESTABLE
+    assert c.verdict.contribution_word == REPRODUCED         # shown, not the part's word
+    # one rate: never bracketed
+    c = contribution_at_best(_share_record(1e-3, rates=(1e-3,)), BASE, 0.25)
+    assert c.word == NOT_TESTABLE
+    # at a bracketed best rate where the share did not move: not shown here
+    c = contribution_at_best(_share_record(1e-3, share=1.0), BASE, 0.25)
+    assert c.word == NOT_SHOWN

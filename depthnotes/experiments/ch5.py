@@ -166,6 +166,54 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
         data="python_topics", arms=(arm,), seeds=(0, 1, 2))
 
 
+#: ``prenorm_vs_postnorm_shallow_top``'s rates: above that grid's top (3e-2), where pre-norm
+#: still trained on every seed with and without warm-up, so that a rise of its highest
+#: trainable rate with warm-up could not be seen (C9b's warm-up part).
+SHALLOW_TOP_LRS = (1e-1, 3e-1)
+
+
+@register
+def prenorm_vs_postnorm_shallow_top(quick: bool = False) -> Experiment:
+    base = prenorm_vs_postnorm_shallow(quick)
+    depths, warmups = ((1, 2), (0, 2)) if quick else ((4, 6), (0, 50))
+    lrs = SHALLOW_TOP_LRS[:1] if quick else SHALLOW_TOP_LRS
+    arms = _norm_grid(depths, lrs, warmups, base.arms[0].recipe, "{norm}-norm, warm-up={wu}")
+    return Experiment(
+        name="prenorm_vs_postnorm_shallow_top", quick=quick,
+        description=(
+            "Chapter 5 (C9b): prenorm_vs_postnorm_shallow's arms (both norms, L = 4 and 6, "
+            "0 and 50 warm-up steps), model, recipe and seeds at two higher peak rates, 1e-1 "
+            "and 3e-1: pre-norm trained on every seed at that grid's top rate, 3e-2, with "
+            "and without warm-up, so whether warm-up raises its highest trainable rate "
+            "could not be seen. The chapter reads the two records as one "
+            "(records.combine_records). 3 seeds (48 runs), about 8 CPU-minutes."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
+#: ``prenorm_layer_use_rates``' rates: around ``prenorm_layer_use``'s one rate, 1e-3, one below
+#: and two above (on the 450-step recipe of ``layer_use_48_long`` pre-norm did best at 3e-3).
+LAYER_USE_LRS = (3e-4, 3e-3, 1e-2)
+
+
+@register
+def prenorm_layer_use_rates(quick: bool = False) -> Experiment:
+    base = prenorm_layer_use(quick)
+    (arm,) = base.arms
+    lrs = LAYER_USE_LRS[1:2] if quick else LAYER_USE_LRS
+    arms = tuple(Arm(f"{arm.name}, lr={lr:g}", arm.model, arm.recipe.replace(lr=lr),
+                     {**arm.info, "lr": lr}) for lr in lrs)
+    return Experiment(
+        name="prenorm_layer_use_rates", quick=quick,
+        description=(
+            "Chapter 5 (C10): prenorm_layer_use's 48-block pre-norm stack, recipe, probes "
+            "and seeds at three more peak rates (3e-4, 3e-3, 1e-2; with the stored 1e-3, "
+            "four rates about 3x apart), so that the contribution part is judged at the "
+            "stack's best rate, bracketed, as every trained comparison of the book is. The "
+            "chapter reads the two records as one (records.combine_records). 3 seeds (9 "
+            "runs), about 32 CPU-minutes."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
 def _depth_recipe(quick: bool) -> TrainConfig:
     """The one recipe of the depth comparisons (``deepnorm_depth_comparison`` and the records
     that add rates or steps to it): 8 x 64 characters per step, peak 1e-3, 20 warm-up steps,
@@ -805,4 +853,6 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
 UNRECORDED = {
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
+    "prenorm_vs_postnorm_shallow_top": "about 8 CPU-minutes",
+    "prenorm_layer_use_rates": "about 32 CPU-minutes",
 }

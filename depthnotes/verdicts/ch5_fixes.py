@@ -25,7 +25,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   not shown; neither norm fails at any rate of the grid: not testable). *Less warm-up*:
   warm-up raises post-norm's tolerance and not pre-norm's (reproduced; the other way round:
   contradicted; otherwise not shown). A tolerance is a grid rate, so each part holds "within
-  this grid"; a norm that trains at the top rate tolerates at least that much.
+  this grid"; a norm that trains at the top rate tolerates at least that much. *Amended on
+  2026-12-06, before ``prenorm_vs_postnorm_shallow_top`` ran* (a reviewer's reading): a norm
+  that trains without warm-up at the grid's top rate cannot show a rise with warm-up, so
+  at such a depth the less-warm-up part is not testable (pre-norm's tolerance was the top
+  rate at both depths, and "not pre-norm's" held only because the grid ended there).
 * C10: two parts. *Contribution* (``layer_use_verdict``): training must lower the last
   quarter's relative contribution against the early quarter's (blocks 2 to L/4; block 1
   builds the first features from a small embedding and is left out) compared with the same
@@ -53,6 +57,14 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   reproduced; clearly above: contradicted; within noise: not shown here; the conditions
   above (bracketed best rates, every seed trained, early removal costs above zero) still
   make it not testable.
+  *Amended on 2026-12-06, before ``prenorm_layer_use_rates`` ran* (issue 27's review):
+  the contribution part is judged at the pre-norm stack's best rate on ``prenorm_layer_use``'s
+  recipe (``contribution_at_best``), not at its one rate, and is not testable unless that
+  rate is bracketed, as every trained comparison of the book. And the removal part has two
+  rows: *against a post-norm-family stack*, the comparison the claim is about (a reviewer:
+  under-use is relative to post-norm), DeepNorm on the 450-step records as the rule first
+  had it, with the conditions and the cut of the last block above; and *against the
+  one-change control*, pre-norm with LayerNorm Scaling, as amended on 2026-12-05.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
@@ -397,7 +409,9 @@ def recipe_depths(record, baseline: float,
         rate_word = _tolerance_word(tol[("pre", wu0)], tol[("post", wu0)], top)
         post_gain = (tol[("post", wu1)] or 0) > (tol[("post", wu0)] or 0)
         pre_gain = (tol[("pre", wu1)] or 0) > (tol[("pre", wu0)] or 0)
-        warm_word = (REPRODUCED if post_gain and not pre_gain else
+        at_top = any(tol[(norm, wu0)] == top for norm in ("pre", "post"))
+        warm_word = (NOT_TESTABLE if at_top else       # no rise could be seen (2026-12-06)
+                     REPRODUCED if post_gain and not pre_gain else
                      CONTRADICTED if pre_gain and not post_gain else NOT_SHOWN)
         out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, tol, (wu0, wu1), top))
     return out
@@ -498,6 +512,40 @@ def layer_use_verdict(use: LayerUse) -> LayerUseVerdict:
     cw = word_for(contribution, "trained")
     rw = word_for(removal, "late blocks")
     return LayerUseVerdict(combine([cw, rw]), contribution, removal, cw, rw)
+
+
+@dataclass(frozen=True)
+class ContributionAtBest:
+    """C10's contribution part at the pre-norm stack's best rate (``contribution_at_best``):
+    the family's ``DepthOutcome`` there (its ``pick``: is that rate bracketed?), the stack's
+    quarters at that rate, ``layer_use_verdict`` of them, and the part's word."""
+
+    row: DepthOutcome
+    use: LayerUse
+    verdict: LayerUseVerdict
+    word: str
+
+
+def contribution_at_best(record, baseline: float,
+                         margin: float = UNIGRAM_MARGIN) -> ContributionAtBest:
+    """C10's contribution part as amended on 2026-12-06 (module docstring): the one family of
+    a record whose arms carry the ``layer_use`` probe at several rates (``prenorm_layer_use``
+    combined with ``prenorm_layer_use_rates``), at its best rate (``depth_outcomes``: lowest
+    mean validation loss, a diverged run at the ceiling); ``layer_use_verdict``'s
+    contribution word there, or not testable when the grid does not say where the best rate
+    is (``RatePick.judgeable``) or the stack did not train on every seed."""
+    from depthnotes.verdicts.ch4_trainability import depth_outcomes
+
+    rows = [r for family in depth_outcomes(record, baseline, margin).values() for r in family]
+    if len(rows) != 1:
+        raise ValueError(f"{record.name!r} holds {len(rows)} family-depths; the contribution "
+                         "part reads one stack at several rates")
+    (row,) = rows
+    use = layer_use(record, row.arm)
+    verdict = layer_use_verdict(use)
+    ok = row.pick.judgeable and row.outcome == TRAINS
+    return ContributionAtBest(row, use, verdict,
+                              verdict.contribution_word if ok else NOT_TESTABLE)
 
 
 # -- C12: the early update against depth --------------------------------------------------------
@@ -702,6 +750,7 @@ def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, 
     return LayerUseControl(word, (), (), *uses, *rows, early, cmp, ())
 
 
+__all__ += ["ContributionAtBest", "contribution_at_best"]
 __all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word",
             "LayerUseControl", "layer_use_control"]
 
