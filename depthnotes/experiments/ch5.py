@@ -854,5 +854,4 @@ UNRECORDED = {
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
     "prenorm_vs_postnorm_shallow_top": "about 8 CPU-minutes",
-    "prenorm_layer_use_rates": "about 32 CPU-minutes",
 }
