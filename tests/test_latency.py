@@ -461,10 +461,12 @@ def test_head_latency_is_a_timing():
 
 
 def test_deeper_is_slower_per_token():
-    """C16 (smoke test): at a fixed width, 24 blocks take longer per token than 1."""
+    """C16 (smoke test): at a fixed width, 24 blocks take longer per token than 1. Each
+    model's fastest round is compared: a busy machine only adds time, so the minima are what
+    a quiet one would show (24 times the work leaves a wide margin)."""
     shallow, deep = measure_many([cfg(n_layer=1, d_model=64), cfg(n_layer=24, d_model=64)],
                                  prompt_len=4, new_tokens=8, repeats=3, threads=1, desc=None)
-    assert deep.decode.median > shallow.decode.median
+    assert deep.decode.min > shallow.decode.min
 
 
 # -- decoding ------------------------------------------------------------------------------

@@ -279,7 +279,8 @@ def ln_scaling_depth(quick: bool = False) -> Experiment:
     L = 2 if quick else 24
     recipe = TrainConfig(steps=3 if quick else 1000, batch_size=4 if quick else 16,
                          context=16 if quick else 64, lr=1e-3, warmup_steps=100,
-                         eval_every=0 if quick else 100, eval_batches=1 if quick else 16)
+                         eval_every=0 if quick else 100, eval_batches=1 if quick else 16,
+                         eval_seed=0)
     vocab = load_corpus().vocab_size
     arms = tuple(
         Arm(f"{label}, L={L}", small_config(vocab, n_layer=L, ln_scaling=rule), recipe,
@@ -295,15 +296,17 @@ def ln_scaling_depth(quick: bool = False) -> Experiment:
             "with a depth-scaled init); the arms differ in ln_scaling only. 1,000 steps of "
             "16 x 64 characters (about 2.4 epochs of the shipped corpus), AdamW peak lr "
             "1e-3, 100 warm-up steps, cosine decay to 0.1x, clipping at 1; 3 seeds. After "
-            "training: validation loss on 16 batches of 16 x 64 held-out characters, and on "
-            "one held-out batch of 64 x 64 characters the loss rise when each block is "
-            "removed and the residual stream's variance after each block. Cut to fit about "
+            "training: validation loss on the same 16 batches of 16 x 64 held-out "
+            "characters for every run, and on one held-out batch of 64 x 64 characters the "
+            "loss rise when each block is removed and the residual stream's variance after "
+            "each block. Cut to fit about "
             "20 CPU-minutes (timed: about 176 ms per step on one thread, under load): one "
             "learning rate (1e-3, the rate chapter 4 trains its thin 24-block stacks at), "
             "one depth."),
         measures=("training loss per step; validation loss every 100 steps and after the "
-                  "last step (16 batches of 16 x 64); after training, per block: loss rise "
-                  "when it is removed and residual variance (one batch of 64 x 64)"),
+                  "last step (the same 16 batches of 16 x 64 for every run); after "
+                  "training, per block: loss rise when it is removed and residual variance "
+                  "(one batch of 64 x 64)"),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
