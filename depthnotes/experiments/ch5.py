@@ -853,5 +853,4 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
 UNRECORDED = {
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
-    "prenorm_vs_postnorm_shallow_top": "about 8 CPU-minutes",
 }
