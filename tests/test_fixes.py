@@ -1075,3 +1075,25 @@ def test_contribution_is_judged_at_the_best_rate_only_when_the_grid_brackets_it(
     # at a bracketed best rate where the share did not move: not shown here
     c = contribution_at_best(_share_record(1e-3, share=1.0), BASE, 0.25)
     assert c.word == NOT_SHOWN
+
+
+def test_layer_use_control_can_take_the_bracket_from_the_grid_that_chose_the_rates():
+    """A confirmation on fresh seeds holds one rate per stack: alone it is never bracketed;
+    with the picks of the grids that chose those rates it is judged as the grid would be."""
+    from depthnotes.verdicts.ch5_fixes import layer_use_control
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]
+    deep = [(2.4, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]
+    grid = depth_outcomes(_control_record(pre, deep), BASE, 0.25)
+    fresh = stored_record({f"{fam}, lr=0.001": ({"family": fam, "n_layer": 8, "lr": 1e-3},
+                                                [_use_run(*v) for v in vals])
+                           for fam, vals in (("pre", pre), ("deep", deep))})
+    out = depth_outcomes(fresh, BASE, 0.25)
+    alone = layer_use_control(fresh, out["pre"][0], out["deep"][0])
+    assert alone.word == NOT_TESTABLE and alone.unbracketed == ("pre", "deep")
+    picks = (grid["pre"][0].pick, grid["deep"][0].pick)
+    c = layer_use_control(fresh, out["pre"][0], out["deep"][0], bracket_from=picks)
+    assert c.word == REPRODUCED and c.unbracketed == ()
+    with pytest.raises(ValueError, match="bracket_from"):
+        layer_use_control(fresh, out["pre"][0], out["deep"][0],
+                          bracket_from=(picks[0],))

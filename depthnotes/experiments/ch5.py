@@ -732,6 +732,33 @@ def layer_use_48_long(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: ``layer_use_48_confirm``: C10's removal row against DeepNorm on fresh seeds, each stack at
+#: the one rate its grid chose on seeds 0-2 (pre-norm 3e-3, bracketed by ``layer_use_48_long``
+#: and ``layer_use_48_long_edges``; DeepNorm 1e-3, bracketed by ``layer_use_48_long`` and
+#: ``deepnorm_at_48_long_edges``), so that the row's word comes from runs its rule was stated
+#: before (the seeds-0-2 ratios had been on the page since 2026-12-05).
+CONFIRM_48 = (("pre-norm, Xavier", "pre X", "pre", "xavier", (3e-3,)),
+              ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (1e-3,)))
+CONFIRM_SEEDS = (3, 4, 5)
+
+
+@register
+def layer_use_48_confirm(quick: bool = False) -> Experiment:
+    arms = _arms_48_long(CONFIRM_48, quick, _probe_48(quick))
+    return Experiment(
+        name="layer_use_48_confirm", quick=quick,
+        description=(
+            "Chapter 5 (C10): the removal row against DeepNorm, confirmed on fresh seeds. "
+            "layer_use_48_long's two stacks, recipe, validation text and per-block probe at "
+            "48 blocks, pre-norm with Xavier init at 3e-3 and DeepNorm at 1e-3, the rates "
+            "their grids chose (bracketed) on seeds 0-2, now on seeds 3, 4 and 5 (6 runs): "
+            "the rule (ch5_fixes.layer_use_control with the bracket taken from the grids) "
+            "was stated on 2026-12-06 before this record ran, while the seeds-0-2 ratios "
+            "had been on the page since 2026-12-05. About 12 CPU-minutes."),
+        measures=MEASURES_48_LONG_PROBED,
+        data="python_topics", arms=arms, seeds=CONFIRM_SEEDS)
+
+
 #: The rate added to ``layer_use_48_long`` after it was read (``layer_use_48_long_edges``):
 #: pre-norm's best, 3e-3, was within noise of its grid's lowest rate, 1e-3, so the grid did
 #: not bracket it; one rate below, probed the same way.
@@ -851,6 +878,7 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
+    "layer_use_48_confirm": "about 12 CPU-minutes",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }

@@ -719,7 +719,8 @@ class LayerUseControl:
 
 
 def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, *,
-                      last_out: bool = False) -> LayerUseControl:
+                      last_out: bool = False,
+                      bracket_from: tuple | None = None) -> LayerUseControl:
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
     probe: the pre-norm family and the control family (``control_word``; the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
@@ -734,13 +735,22 @@ def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, 
     and ``layer_use_48_long_lns`` were read (module docstring): each stack's late quarter
     leaves out its last block; the rule reads ``RECORDS_48_LONG_LNS`` with it, pre-norm with
     LayerNorm Scaling the control. Without it, the older readings the page shows as
-    history (the 150-step records, DeepNorm on ``RECORDS_48_LONG_PROBED``)."""
+    history (the 150-step records, DeepNorm on ``RECORDS_48_LONG_PROBED``).
+
+    ``bracket_from`` (added 2026-12-06 before ``layer_use_48_confirm`` ran): the two
+    ``RatePick``s of the grids that chose each row's rate, when the record holds one rate per
+    stack (a confirmation on fresh seeds at the rates chosen on other seeds): the bracket
+    condition reads them, and each row's rate must be its pick's best."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
     uses = [layer_use(record, r.arm, last_out=last_out) for r in rows]
     early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
-    unbracketed = tuple(r.family for r in rows if not r.pick.judgeable)
+    picks = tuple(r.pick for r in rows) if bracket_from is None else tuple(bracket_from)
+    if len(picks) != 2 or any(p.best != r.lr for p, r in zip(picks, rows)):
+        raise ValueError("bracket_from needs the two grids' picks whose best rates are the "
+                         f"rows' rates ({pre_row.lr:g}, {control_row.lr:g})")
+    unbracketed = tuple(r.family for r, p in zip(rows, picks) if not p.judgeable)
     untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
     unresolved = tuple(f for f, where in early.items() if where != ABOVE)
     if unbracketed or untrained or unresolved:
