@@ -878,7 +878,6 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
-    "layer_use_48_confirm": "about 12 CPU-minutes",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }

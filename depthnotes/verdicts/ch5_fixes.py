@@ -166,7 +166,7 @@ FIRST_DEPTH_RECORDS = ("deepnorm_depth_comparison", "deepnorm_depth_lr")
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            "prenorm_vs_postnorm_shallow_top",
            *FIRST_DEPTH_RECORDS, *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
-           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
+           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "layer_use_48_confirm", "prenorm_layer_use",
            "prenorm_layer_use_rates",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
            "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep")
