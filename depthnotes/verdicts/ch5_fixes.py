@@ -62,8 +62,10 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   recipe (``contribution_at_best``), not at its one rate, and is not testable unless that
   rate is bracketed, as every trained comparison of the book. And the removal part has two
   rows: *against a post-norm-family stack*, the comparison the claim is about (a reviewer:
-  under-use is relative to post-norm), DeepNorm on the 450-step records as the rule first
-  had it, with the conditions and the cut of the last block above; and *against the
+  under-use is relative to post-norm), DeepNorm on the 450-step recipe as the rule first
+  had it, with the conditions and the cut of the last block above, judged on fresh seeds
+  (``layer_use_48_confirm``, the bracket read from the grids that chose the rates on seeds
+  0-2, whose ratios were on the page before this row had a rule); and *against the
   one-change control*, pre-norm with LayerNorm Scaling, as amended on 2026-12-05.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
