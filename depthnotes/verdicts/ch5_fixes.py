@@ -538,8 +538,6 @@ def contribution_at_best(record, baseline: float,
     mean validation loss, a diverged run at the ceiling); ``layer_use_verdict``'s
     contribution word there, or not testable when the grid does not say where the best rate
     is (``RatePick.judgeable``) or the stack did not train on every seed."""
-    from depthnotes.verdicts.ch4_trainability import depth_outcomes
-
     rows = [r for family in depth_outcomes(record, baseline, margin).values() for r in family]
     if len(rows) != 1:
         raise ValueError(f"{record.name!r} holds {len(rows)} family-depths; the contribution "
