@@ -874,10 +874,43 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
         data="python_topics", arms=(arm,), seeds=sweep.seeds)
 
 
+#: How many of ``deepnorm_depth_sweep``'s first steps ``deepnorm_sweep_updates`` measures:
+#: inside the sweep's 100-step warm-up, so the schedule up to here is the sweep's own.
+SWEEP_UPDATE_STEPS = 50
+
+
+@register
+def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
+    sweep = deepnorm_depth_sweep(quick)
+    steps = 2 if quick else SWEEP_UPDATE_STEPS
+    probe = {"name": "update_size", "batch_size": 2 if quick else 8,
+             "context": 16 if quick else 64}
+    arms = tuple(dataclasses.replace(
+        a, recipe=a.recipe.replace(steps=steps, eval_every=steps),
+        info={**a.info, "probe": probe}) for a in sweep.arms)
+    return Experiment(
+        name="deepnorm_sweep_updates", quick=quick,
+        description=(
+            "Chapter 5 (C12, the 1,000-layer part, during training): deepnorm_depth_sweep's "
+            "arms (DeepNorm at L = 48, 200, 500 and 1,000 at a peak rate scaled as 1/sqrt(L) "
+            "from 1e-3 at L = 48, and Xavier post-norm at 1,000 at DeepNorm's rate there), "
+            "same seeds, batches and schedule, run for the first 50 of the sweep's steps "
+            "(inside its 100-step warm-up, so every step here is the sweep's own) with "
+            "DeepNet's early-update measure ||F(x; theta_t) - F(x; theta_0)|| after every "
+            "step, on one fixed held-out batch of 8 x 64 characters. The sweep itself kept "
+            "losses only. Defined 2026-12-06, after deepnorm_depth_sweep was read. 3 seeds "
+            "(15 runs). CPU estimate about 35 CPU-minutes."),
+        measures=("the update size after each of the first 50 steps; training loss per "
+                  "step; validation loss at step 50 (the sweep's 16 held-out batches)"),
+        data="python_topics", arms=arms, seeds=sweep.seeds)
+
+
 #: Experiments defined here whose full record has not been made yet, with what one costs: the
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
+    "deepnorm_sweep_updates": "about 35 CPU-minutes (15 runs of 50 steps, six of them at "
+                              "1,000 blocks)",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }
