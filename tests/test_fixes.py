@@ -1097,3 +1097,56 @@ def test_layer_use_control_can_take_the_bracket_from_the_grid_that_chose_the_rat
     with pytest.raises(ValueError, match="bracket_from"):
         layer_use_control(fresh, out["pre"][0], out["deep"][0],
                           bracket_from=(picks[0],))
+
+
+def sweep_update_record(curves, d_model=64):
+    """curves: {(family, L): [update size after steps 1, 2, ... per seed]} (lists)."""
+    return stored_record({f"{fam}, L={L}": (
+        {"family": fam, "n_layer": L},
+        [{"probes": {"update_steps": list(range(1, len(c) + 1)), "update_size": c}}
+         for c in per_seed])
+        for (fam, L), per_seed in curves.items()}, model={"d_model": d_model})
+
+
+def growing(first, rate, steps=6, seeds=(1.0, 1.05, 0.95)):
+    """Per seed, an update that grows linearly from ``first`` by ``rate`` per step."""
+    return [[m * (first + rate * t) for t in range(steps)] for m in seeds]
+
+
+def test_training_updates_judged_before_saturation():
+    from depthnotes.verdicts.ch5_fixes import SATURATED_UPDATE, training_updates
+    # sqrt(64) = 8: DeepNorm flat in L, crossing 8 at step 5 (4 + 1 * 4 = 8 at index 4);
+    # post-norm at 1,000 blocks saturated from its first step
+    curves = {("DeepNorm", L): growing(4.0, 1.0) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(9.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert SATURATED_UPDATE * 8 == v.ceiling == 8.0
+    # seed 1 (x1.05) reaches 8 at step 5 (7.35 at step 4 -> 8.4): judged at step 4
+    assert v.step == 4 and v.saturated_at["DeepNorm"][48] == [5, 5, 6]
+    assert v.exponents == pytest.approx((0.0, 0.0, 0.0), abs=1e-5)
+    assert (v.bounded, v.smaller, v.word) == (REPRODUCED, REPRODUCED, REPRODUCED)
+    # growing with depth (x L^0.3), smaller than post-norm's: in part
+    curves = {("DeepNorm", L): growing(0.1 * L ** 0.3, 0.0) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(9.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 6 and v.bounded == CONTRADICTED and v.smaller == REPRODUCED
+    assert v.word == IN_PART
+    # as large as post-norm's at the deepest depth: the smaller part is not shown
+    curves = {("DeepNorm", L): growing(2.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = growing(2.0, 0.0, seeds=(1.0, 0.95, 1.05))
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert (v.bounded, v.smaller) == (REPRODUCED, NOT_SHOWN)
+    # saturated from the first step: nothing to judge
+    curves = {("DeepNorm", L): growing(9.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = growing(9.0, 0.0)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step is None and v.word == NOT_TESTABLE
+    # post-norm stopped before the judged step (a diverged run): that part is not testable
+    curves = {("DeepNorm", L): growing(1.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = [c[:2] for c in growing(9.0, 0.0)]
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.smaller == NOT_TESTABLE and v.versus is None and v.bounded == REPRODUCED
+    # the post-norm arm must sit at the deepest depth
+    curves[("post", 48)] = curves.pop(("post", 1000))
+    with pytest.raises(ValueError, match="deepest"):
+        training_updates(sweep_update_record(curves), post="post")

@@ -107,6 +107,16 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   loss at the same step, with no word: the claim's comparison with post-norm rests on 48 and
   200 blocks (``depth_verdict``); at 1,000 blocks ``deepnorm_depth_sweep_post`` would show
   post-norm on DeepNorm's full recipe, one rate, and a word would need a grid of rates.
+* C12, update during training (``training_updates``, on ``deepnorm_sweep_updates``; stated
+  2026-12-06 before that record was read): the sweep's runs over their first 50 steps, all
+  inside the warm-up, with DeepNet's update measure after every step. The measure saturates
+  (``SATURATED_UPDATE``: past sqrt(d) a token's output has been largely replaced), so both
+  parts are judged at the last step at which every DeepNorm run, at every depth, is below
+  sqrt(d); with none, not testable. *Bounded*: DeepNorm's update there fitted against L per
+  seed, by ``bounded_word``. *Smaller*: at 1,000 blocks, at that step, DeepNorm's update
+  against Xavier post-norm's at the same rate: clearly smaller, reproduced; within noise, not
+  shown here; clearly larger, contradicted here. Each run's first saturated step is shown
+  beside the words, no word of its own.
 """
 
 from __future__ import annotations
@@ -1146,3 +1156,89 @@ def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
 
 __all__ += ["SPIKE_STEPS", "SPIKE_NATS", "SPIKE_CALIBRATION", "averaged_curve", "loss_rises",
             "loss_spikes", "SweepDepth", "SweepVerdict", "SHORT_RUN_FIELDS", "sweep_verdict"]
+
+
+# -- C12 at 1,000 blocks, during training: the update over the warm-up (deepnorm_sweep_updates)
+#: Beyond this many times sqrt(d) the update measure says little: each token's output leaves a
+#: LayerNorm with length about sqrt(d), so two outputs are at most about 2 sqrt(d) apart, and
+#: two unrelated ones about sqrt(2 d). Past half the ceiling the output has been largely
+#: replaced (``deepnorm_update_size`` reached it within 5 steps at lr 1e-3 at most depths).
+SATURATED_UPDATE = 1.0
+
+
+@dataclass(frozen=True)
+class TrainingUpdates:
+    """``training_updates``' result: the step judged (the last at which every run of the
+    ``deep`` family is unsaturated; None if there is none), the update there per family,
+    depth and seed, the ``deep`` family's per-seed exponents in L, each run's first saturated
+    step (None if it never saturated), the comparison with ``post`` at the deepest depth, and
+    the words: *bounded*, *smaller* and the two combined."""
+
+    step: int | None
+    ceiling: float                      # SATURATED_UPDATE * sqrt(d)
+    sizes: dict                         # {family: {L: [update at ``step`` per seed]}}
+    exponents: tuple[float, ...]
+    saturated_at: dict                  # {family: {L: [first step at or above the ceiling]}}
+    versus: Ranking | None
+    bounded: str
+    smaller: str
+    word: str
+
+
+def _saturation(record, ceiling: float) -> dict:
+    out: dict = {}
+    for arm in record.arms:
+        info = record.arm(arm)["info"]
+        firsts = []
+        for s in record.seeds:
+            p = record.run(arm, s)["probes"]
+            firsts.append(next((t for t, v in zip(p["update_steps"], p["update_size"])
+                                if v is not None and v >= ceiling), None))
+        out.setdefault(info["family"], {})[info["n_layer"]] = firsts
+    return out
+
+
+def training_updates(record, *, deep: str = "DeepNorm", post: str = "post-norm, Xavier",
+                     limit: float = SATURATED_UPDATE) -> TrainingUpdates:
+    """C12's update part during training, on ``deepnorm_sweep_updates`` (stated 2026-12-06
+    before that record was read): DeepNet's update ||F(x; theta_t) - F(x; theta_0)|| per step
+    over the sweep's warm-up, at a peak rate scaled as 1/sqrt(L). Judged at the last step at
+    which every run of ``deep`` (every depth and seed) is below ``limit`` * sqrt(d): past it
+    the measure saturates (``SATURATED_UPDATE``); with no such step, both parts are not
+    testable. *Bounded*: the ``deep`` family's update at that step fitted against L per seed
+    (``update_exponents``), judged by ``bounded_word``. *Smaller*: at the deepest depth, at
+    that step, ``deep``'s update against ``post``'s (``compare_many``, ``word_for``): clearly
+    smaller, reproduced; within noise, not shown here; clearly larger, contradicted here. A
+    ``post`` run that diverged before the step has no size: not testable. Each run's first
+    saturated step is shown beside the words."""
+    (d_model,) = {record.arm(a)["model"]["d_model"] for a in record.arms}
+    ceiling = limit * math.sqrt(d_model)
+    saturated = _saturation(record, ceiling)
+    if post not in saturated or deep not in saturated:
+        raise ValueError(f"record {record.name!r} needs arms of families {deep!r} and "
+                         f"{post!r}; it has {sorted(saturated)}")
+    deepest = max(saturated[deep])
+    if set(saturated[post]) != {deepest}:
+        raise ValueError(f"the {post!r} arms must all have {deepest} blocks, the deepest "
+                         f"{deep!r} arm's; they have {sorted(saturated[post])}")
+    last = min(len(record.run(a, s)["probes"]["update_steps"]) for a in record.arms
+               if record.arm(a)["info"]["family"] == deep for s in record.seeds)
+    firsts = [t for by_L in saturated[deep].values() for t in by_L if t is not None]
+    step = min(firsts) - 1 if firsts else last
+    if step < 1:
+        return TrainingUpdates(None, ceiling, {}, (), saturated, None, NOT_TESTABLE,
+                               NOT_TESTABLE, NOT_TESTABLE)
+    sizes = update_sizes(record, step)
+    exps = tuple(update_exponents({deep: sizes[deep]})[deep])
+    bounded = bounded_word(list(exps))
+    pair = {deep: sizes[deep][deepest], post: sizes[post][deepest]}
+    if all(math.isfinite(v) for vals in pair.values() for v in vals):
+        versus = compare_many(pair, metric=f"update after step {step} at L = {deepest}")
+        smaller = word_for(versus, deep)
+    else:
+        versus, smaller = None, NOT_TESTABLE
+    return TrainingUpdates(step, ceiling, sizes, exps, saturated, versus, bounded, smaller,
+                           combine([bounded, smaller]))
+
+
+__all__ += ["SATURATED_UPDATE", "TrainingUpdates", "training_updates"]
