@@ -181,7 +181,8 @@ RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
            *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "layer_use_48_confirm", "prenorm_layer_use",
            "prenorm_layer_use_rates",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
-           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep")
+           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep",
+           "deepnorm_sweep_updates")
 
 
 def depth_grid(recs: dict, at_48=DEPTH_RECORDS_48, at_200=DEPTH_RECORDS_200):
