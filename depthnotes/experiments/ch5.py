@@ -909,8 +909,6 @@ def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
-    "deepnorm_sweep_updates": "about 35 CPU-minutes (15 runs of 50 steps, six of them at "
-                              "1,000 blocks)",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }
