@@ -1115,19 +1115,27 @@ def growing(first, rate, steps=6, seeds=(1.0, 1.05, 0.95)):
 
 def test_training_updates_judged_before_saturation():
     from depthnotes.verdicts.ch5_fixes import SATURATED_UPDATE, training_updates
-    # sqrt(64) = 8: DeepNorm flat in L, crossing 8 at step 5 (4 + 1 * 4 = 8 at index 4);
-    # post-norm at 1,000 blocks saturated from its first step
-    curves = {("DeepNorm", L): growing(4.0, 1.0) for L in (48, 200, 1000)}
-    curves[("post", 1000)] = growing(9.0, 0.1)
+    # sqrt(64) = 8: DeepNorm flat in L, never saturating; post-norm far larger, below 8
+    curves = {("DeepNorm", L): growing(0.1, 0.1) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(5.0, 0.1)
     v = training_updates(sweep_update_record(curves), post="post")
     assert SATURATED_UPDATE * 8 == v.ceiling == 8.0
-    # seed 1 (x1.05) reaches 8 at step 5 (7.35 at step 4 -> 8.4): judged at step 4
-    assert v.step == 4 and v.saturated_at["DeepNorm"][48] == [5, 5, 6]
+    assert v.step == 6 and v.saturated_at["post"][1000] == [None] * 3
     assert v.exponents == pytest.approx((0.0, 0.0, 0.0), abs=1e-5)
     assert (v.bounded, v.smaller, v.word) == (REPRODUCED, REPRODUCED, REPRODUCED)
+    # DeepNorm crosses 8 at step 5 on seeds 0 and 1 (4 + 1 * 4 = 8; 1.05 * 8 = 8.4): judged
+    # at step 4
+    curves = {("DeepNorm", L): growing(4.0, 1.0) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(5.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 4 and v.saturated_at["DeepNorm"][48] == [5, 5, 6]
+    # post-norm saturating first sets the step (the amendment): at step 2 here
+    curves[("post", 1000)] = growing(6.0, 1.0)            # seed 1: 7.35 at 2, 8.4 at 3
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 2 and v.saturated_at["post"][1000] == [3, 3, 4]
     # growing with depth (x L^0.3), smaller than post-norm's: in part
     curves = {("DeepNorm", L): growing(0.1 * L ** 0.3, 0.0) for L in (48, 200, 1000)}
-    curves[("post", 1000)] = growing(9.0, 0.1)
+    curves[("post", 1000)] = growing(7.0, 0.1)
     v = training_updates(sweep_update_record(curves), post="post")
     assert v.step == 6 and v.bounded == CONTRADICTED and v.smaller == REPRODUCED
     assert v.word == IN_PART
@@ -1143,7 +1151,7 @@ def test_training_updates_judged_before_saturation():
     assert v.step is None and v.word == NOT_TESTABLE
     # post-norm stopped before the judged step (a diverged run): that part is not testable
     curves = {("DeepNorm", L): growing(1.0, 0.0) for L in (48, 1000)}
-    curves[("post", 1000)] = [c[:2] for c in growing(9.0, 0.0)]
+    curves[("post", 1000)] = [c[:2] for c in growing(5.0, 0.0)]
     v = training_updates(sweep_update_record(curves), post="post")
     assert v.smaller == NOT_TESTABLE and v.versus is None and v.bounded == REPRODUCED
     # the post-norm arm must sit at the deepest depth

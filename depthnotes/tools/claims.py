@@ -314,9 +314,9 @@ FINDINGS: dict[str, Finding] = {
                            "steps, {c12w_post_div} diverged: no comparison.", REPRODUCED),
     "C12 update in training": _F(
         "update in training",
-        "At a rate ∝ 1/√L, post-norm's update at 1,000 blocks starts {c12t_ratio1}× "
-        "DeepNorm's; DeepNorm's grows like L^k, k = {c12t_k1} at step 1, {c12t_k} at step "
-        "{c12t_step}, where the rule reads it: flat only near saturation.", IN_PART),
+        "At a rate ∝ 1/√L, DeepNorm's update at step {c12t_step} is {c12t_ratio}× smaller "
+        "than post-norm's at 1,000 blocks ({c12t_ratio1}× at step 1), but grows with depth "
+        "like L^k, k = {c12t_k}.", IN_PART),
     "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only (as "
                          "LayerNorm ignores scale, every branch times {c12a_branch}) trains "
                          "at one rate of four, {c12l_alpha_lr}: {c12l_alpha} (seeds "
