@@ -34,18 +34,19 @@ def diverged_run(at=2, first=4.5, **extra):
                        "eval_loss": []}, **extra}
 
 
-def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake", vocab_size=VOCAB):
+def stored_record(arms, seeds=(0, 1, 2), steps=STEPS, name="fake", vocab_size=VOCAB,
+                  model=None):
     """A ``records.Record`` (its layout checked by ``Record.from_dict``) of ``arms``:
     ``{arm name: (info, [run per seed])}``, each run a dict with ``final`` and, if the code
     under test reads them, ``curves`` or ``probes``; every arm's model has ``vocab_size``. An
     arm given as ``(info, runs, arm_steps)`` has its own number of steps, or with a dict
-    there, its own recipe."""
+    there, its own recipe. ``model`` adds fields to every arm's model."""
     def recipe(spec):
         own = spec[2] if len(spec) > 2 else steps
         return dict(own) if isinstance(own, dict) else {"steps": own}
 
     config = {"data": "none", "seeds": list(seeds),
-              "arms": [{"name": arm, "model": {"vocab_size": vocab_size},
+              "arms": [{"name": arm, "model": {"vocab_size": vocab_size, **(model or {})},
                         "recipe": recipe(spec), "info": spec[0]}
                        for arm, spec in arms.items()]}
     runs = [{"arm": arm, "seed": seed, "final": {}, "curves": {}, "seconds": 0.0, **run}

@@ -173,7 +173,7 @@ CASES = {
     "3.1": (_hop, {}, [_first_hop, lambda s, t: t - 1, lambda s, t: 0]),
     "3.2": (_hop_answer, {}, [lambda s, t, k: _hop_answer(s, t, 1), lambda s, t, k: -1,
                               lambda s, t, k: s[t]]),
-    "3.3": (16, {}, [64, 5, 15, 17]),
+    "3.3": (9, {}, [8, 7, 101, 10]),
     "3.4": ((FIVE, 0.27), {"prediction": "0.1 to 0.9"},
             [{"prediction": "over 0.9"}, {"prediction": "half"}, {"answer": (EIGHT, 0.27)},
              {"answer": (FIVE, 27)}]),
@@ -846,3 +846,37 @@ def test_tasks_state_the_thresholds_their_checks_use():
         nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
         [task] = [c.source for c in nb.cells if f"**Exercise {exercise}.**" in c.source]
         assert said in " ".join(task.split()), (exercise, said)
+
+
+def test_a_function_that_calls_the_librarys_answer_is_refused():
+    """1.1, 4.2 and 7.1 ask for a formula the library already computes: a function that calls
+    the library's own (directly, through a module, or in a nested function) gets a hint that
+    says so, not "correct"; the same function written out passes."""
+    import depthnotes
+    from depthnotes.core.model import Block
+    from depthnotes.data.corpus import token_entropy
+
+    def block_params(d, ffn_mult):
+        return count_params(Block(ModelConfig(n_layer=1, d_model=d, n_head=1,
+                                              ffn_mult=ffn_mult))).total
+
+    def by_module(d, ffn_mult):
+        return depthnotes.count_params(Transformer(ModelConfig(n_layer=1, d_model=d))).total
+
+    def nested(ids, vocab_size):
+        def inner():
+            return token_entropy(ids)
+        return inner()
+
+    for ex, fn in (("1.1", block_params), ("1.1", by_module)):
+        with pytest.raises(ExerciseError, match="calls `(count_params|Block|Transformer)`"):
+            check(ex, fn)
+    with pytest.raises(ExerciseError, match="calls `token_entropy`"):
+        check("4.2", nested, corpus=CORPUS, baseline=BASELINE)
+    check("4.2", _entropy, corpus=CORPUS, baseline=BASELINE)     # written out: correct
+    # sealed, the student edition refuses the same way
+    from depthnotes.course import sealed
+    spec = sealed.unseal(sealed.seal(EXERCISES["4.2"], rounds=1))
+    assert spec.forbids == ("token_entropy",)
+    with pytest.raises(ExerciseError, match="calls `token_entropy`"):
+        spec.run("4.2", nested, {"corpus": CORPUS, "baseline": BASELINE})

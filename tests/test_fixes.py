@@ -75,7 +75,7 @@ def test_grid_cells_slow_runs_did_not_train_for_chapter_5():
 
 
 # -- C9, recipe: prenorm_vs_postnorm_shallow -------------------------------------------------
-RATES = (1e-3, 3e-3, 1e-2, 3e-2)
+RATES = (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
 def shallow_record(table):
@@ -96,10 +96,14 @@ def seeds(m):
 
 
 # post-norm trains up to 3e-3 and stalls at 1e-2 and above; warm-up lets it train at 1e-2;
-# pre-norm trains at every rate, with or without warm-up
-POST = {1e-3: seeds(2.8), 3e-3: seeds(2.6), 1e-2: seeds(3.1), 3e-2: ["div"] * 3}
-POST_WARM = {1e-3: seeds(2.7), 3e-3: seeds(2.4), 1e-2: seeds(2.6), 3e-2: seeds(3.2)}
-PRE = {1e-3: seeds(2.7), 3e-3: seeds(2.5), 1e-2: seeds(2.3), 3e-2: seeds(2.6)}
+# pre-norm trains at every rate up to 3e-2, with or without warm-up; nothing trains at the
+# grid's top rate, 1e-1 (a norm training there could not show a rise with warm-up)
+POST = {1e-3: seeds(2.8), 3e-3: seeds(2.6), 1e-2: seeds(3.1), 3e-2: ["div"] * 3,
+        1e-1: ["div"] * 3}
+POST_WARM = {1e-3: seeds(2.7), 3e-3: seeds(2.4), 1e-2: seeds(2.6), 3e-2: seeds(3.2),
+             1e-1: ["div"] * 3}
+PRE = {1e-3: seeds(2.7), 3e-3: seeds(2.5), 1e-2: seeds(2.3), 3e-2: seeds(2.6),
+       1e-1: seeds(3.2)}
 
 
 def recipe(L=4, post=POST, post_warm=POST_WARM, pre=PRE, pre_warm=PRE):
@@ -112,12 +116,12 @@ def test_recipe_both_parts_reproduced():
     assert d.n_layer == 4 and set(d.rows) == {("post", 0), ("post", 50), ("pre", 0),
                                               ("pre", 50)}
     assert top_trainable(d.rows[("post", 0)]) == 3e-3
-    assert top_trainable(d.rows[("pre", 0)]) == 3e-2          # the grid's top: at least
+    assert top_trainable(d.rows[("pre", 0)]) == 3e-2          # below the grid's top
     assert d.rows[("post", 0)][3e-2].losses[0] == pytest.approx(math.log(65))   # ln V
     assert (d.rate_word, d.warmup_word) == (REPRODUCED, REPRODUCED)
     # without warm-up pre-norm trains up to lr 0.03, post-norm up to 0.003; 50 warm-up
     # steps move post-norm's highest trainable rate from 0.003 to 0.01, pre-norm's stays
-    assert d.warmups == (0, 50) and d.top == 3e-2
+    assert d.warmups == (0, 50) and d.top == 1e-1
     assert d.tolerance == {("post", 0): 3e-3, ("post", 50): 1e-2, ("pre", 0): 3e-2,
                            ("pre", 50): 3e-2}
     v = recipe_verdict([d])
@@ -144,8 +148,23 @@ def test_recipe_rate_equal_and_the_other_way():
 
 def test_recipe_a_grid_where_neither_fails_is_not_testable():
     every = {lr: seeds(2.5) for lr in RATES}
-    (d,) = recipe_depths(shallow_record(recipe(post=every, post_warm=every)), BASE)
-    assert d.rate_word == NOT_TESTABLE and d.warmup_word == NOT_SHOWN
+    (d,) = recipe_depths(shallow_record(recipe(post=every, post_warm=every, pre=every,
+                                               pre_warm=every)), BASE)
+    assert d.rate_word == NOT_TESTABLE and d.warmup_word == NOT_TESTABLE
+
+
+def test_recipe_a_norm_at_the_grids_top_cannot_show_a_rise_with_warm_up():
+    """Amended 2026-12-06: pre-norm trains at the top rate without warm-up, so "warm-up
+    raises post-norm's tolerance and not pre-norm's" cannot be told from the grid ending
+    there; the larger-rates part still reads (pre-norm's tolerance is at least the top)."""
+    pre = {**PRE, 1e-1: seeds(2.9)}
+    (d,) = recipe_depths(shallow_record(recipe(pre=pre, pre_warm=pre)), BASE)
+    assert d.tolerance[("pre", 0)] == d.top == 1e-1
+    assert (d.rate_word, d.warmup_word) == (REPRODUCED, NOT_TESTABLE)
+    # the same with post-norm at the top without warm-up (then nothing can rise)
+    post = {lr: seeds(2.5) for lr in RATES}
+    (d,) = recipe_depths(shallow_record(recipe(post=post, post_warm=post)), BASE)
+    assert d.warmup_word == NOT_TESTABLE
 
 
 def test_recipe_verdict_skips_depths_where_post_norm_does_not_train():
@@ -1016,3 +1035,126 @@ def test_the_spike_threshold_sits_above_every_calibration_run():
              for rec in map(load_record, SPIKE_CALIBRATION) for arm in rec.arms
              for s in rec.seeds]
     assert len(rises) == 326 and f"{max(rises):.2f}" == "0.21" and max(rises) < SPIKE_NATS
+
+
+# -- C10's contribution part as amended on 2026-12-06: at the stack's best rate, bracketed ----
+def _share_run(final, trained_late, L=8):
+    """A run of an 8-block stack with the ``layer_use`` probe whose late quarter writes
+    ``trained_late`` of what every other block does after training (1.0 untrained)."""
+    contribution = [1.0] * (L - 2) + [trained_late] * 2
+    probes = {"contribution_init": [1.0] * L, "contribution": contribution,
+              "layer_removal_cost_init": [0.0] * L, "layer_removal_cost": [0.01] * L,
+              "loss_init": 4.0, "loss": final}
+    return loss_run(final, probes=probes)
+
+
+def _share_record(best, rates=(3e-4, 1e-3, 3e-3), share=0.5):
+    """One stack at ``rates``; at ``best`` its runs end 0.3 nats lower than at the others
+    and its late quarter's share falls to ``share`` with training (1.0 at the other rates)."""
+    return stored_record({
+        f"pre, lr={lr:g}": ({"family": "pre", "n_layer": 8, "lr": lr},
+                            [_share_run(2.5 + 0.01 * s + (0.0 if lr == best else 0.3),
+                                        share + 0.01 * s if lr == best else 1.0)
+                             for s in range(3)])
+        for lr in rates})
+
+
+def test_contribution_is_judged_at_the_best_rate_only_when_the_grid_brackets_it():
+    from depthnotes.verdicts.ch5_fixes import contribution_at_best
+
+    c = contribution_at_best(_share_record(1e-3), BASE, 0.25)
+    assert c.row.lr == 1e-3 and c.row.pick.bracketed and c.word == REPRODUCED
+    assert c.verdict.contribution.best == "trained"          # the share fell with training
+    # the same stack best at the grid's top rate: the optimum may lie beyond it
+    c = contribution_at_best(_share_record(3e-3), BASE, 0.25)
+    assert c.row.lr == 3e-3 and not c.row.pick.judgeable and c.word == NOT_TESTABLE
+    assert c.verdict.contribution_word == REPRODUCED         # shown, not the part's word
+    # one rate: never bracketed
+    c = contribution_at_best(_share_record(1e-3, rates=(1e-3,)), BASE, 0.25)
+    assert c.word == NOT_TESTABLE
+    # at a bracketed best rate where the share did not move: not shown here
+    c = contribution_at_best(_share_record(1e-3, share=1.0), BASE, 0.25)
+    assert c.word == NOT_SHOWN
+
+
+def test_layer_use_control_can_take_the_bracket_from_the_grid_that_chose_the_rates():
+    """A confirmation on fresh seeds holds one rate per stack: alone it is never bracketed;
+    with the picks of the grids that chose those rates it is judged as the grid would be."""
+    from depthnotes.verdicts.ch5_fixes import layer_use_control
+
+    pre = [(2.5, 0.05, 0.001), (2.5, 0.06, 0.002), (2.45, 0.055, 0.001)]
+    deep = [(2.4, 0.05, 0.04), (2.5, 0.06, 0.05), (2.45, 0.04, 0.035)]
+    grid = depth_outcomes(_control_record(pre, deep), BASE, 0.25)
+    fresh = stored_record({f"{fam}, lr=0.001": ({"family": fam, "n_layer": 8, "lr": 1e-3},
+                                                [_use_run(*v) for v in vals])
+                           for fam, vals in (("pre", pre), ("deep", deep))})
+    out = depth_outcomes(fresh, BASE, 0.25)
+    alone = layer_use_control(fresh, out["pre"][0], out["deep"][0])
+    assert alone.word == NOT_TESTABLE and alone.unbracketed == ("pre", "deep")
+    picks = (grid["pre"][0].pick, grid["deep"][0].pick)
+    c = layer_use_control(fresh, out["pre"][0], out["deep"][0], bracket_from=picks)
+    assert c.word == REPRODUCED and c.unbracketed == ()
+    with pytest.raises(ValueError, match="bracket_from"):
+        layer_use_control(fresh, out["pre"][0], out["deep"][0],
+                          bracket_from=(picks[0],))
+
+
+def sweep_update_record(curves, d_model=64):
+    """curves: {(family, L): [update size after steps 1, 2, ... per seed]} (lists)."""
+    return stored_record({f"{fam}, L={L}": (
+        {"family": fam, "n_layer": L},
+        [{"probes": {"update_steps": list(range(1, len(c) + 1)), "update_size": c}}
+         for c in per_seed])
+        for (fam, L), per_seed in curves.items()}, model={"d_model": d_model})
+
+
+def growing(first, rate, steps=6, seeds=(1.0, 1.05, 0.95)):
+    """Per seed, an update that grows linearly from ``first`` by ``rate`` per step."""
+    return [[m * (first + rate * t) for t in range(steps)] for m in seeds]
+
+
+def test_training_updates_judged_before_saturation():
+    from depthnotes.verdicts.ch5_fixes import SATURATED_UPDATE, training_updates
+    # sqrt(64) = 8: DeepNorm flat in L, never saturating; post-norm far larger, below 8
+    curves = {("DeepNorm", L): growing(0.1, 0.1) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(5.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert SATURATED_UPDATE * 8 == v.ceiling == 8.0
+    assert v.step == 6 and v.saturated_at["post"][1000] == [None] * 3
+    assert v.exponents == pytest.approx((0.0, 0.0, 0.0), abs=1e-5)
+    assert (v.bounded, v.smaller, v.word) == (REPRODUCED, REPRODUCED, REPRODUCED)
+    # DeepNorm crosses 8 at step 5 on seeds 0 and 1 (4 + 1 * 4 = 8; 1.05 * 8 = 8.4): judged
+    # at step 4
+    curves = {("DeepNorm", L): growing(4.0, 1.0) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(5.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 4 and v.saturated_at["DeepNorm"][48] == [5, 5, 6]
+    # post-norm saturating first sets the step (the amendment): at step 2 here
+    curves[("post", 1000)] = growing(6.0, 1.0)            # seed 1: 7.35 at 2, 8.4 at 3
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 2 and v.saturated_at["post"][1000] == [3, 3, 4]
+    # growing with depth (x L^0.3), smaller than post-norm's: in part
+    curves = {("DeepNorm", L): growing(0.1 * L ** 0.3, 0.0) for L in (48, 200, 1000)}
+    curves[("post", 1000)] = growing(7.0, 0.1)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step == 6 and v.bounded == CONTRADICTED and v.smaller == REPRODUCED
+    assert v.word == IN_PART
+    # as large as post-norm's at the deepest depth: the smaller part is not shown
+    curves = {("DeepNorm", L): growing(2.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = growing(2.0, 0.0, seeds=(1.0, 0.95, 1.05))
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert (v.bounded, v.smaller) == (REPRODUCED, NOT_SHOWN)
+    # saturated from the first step: nothing to judge
+    curves = {("DeepNorm", L): growing(9.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = growing(9.0, 0.0)
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.step is None and v.word == NOT_TESTABLE
+    # post-norm stopped before the judged step (a diverged run): that part is not testable
+    curves = {("DeepNorm", L): growing(1.0, 0.0) for L in (48, 1000)}
+    curves[("post", 1000)] = [c[:2] for c in growing(5.0, 0.0)]
+    v = training_updates(sweep_update_record(curves), post="post")
+    assert v.smaller == NOT_TESTABLE and v.versus is None and v.bounded == REPRODUCED
+    # the post-norm arm must sit at the deepest depth
+    curves[("post", 48)] = curves.pop(("post", 1000))
+    with pytest.raises(ValueError, match="deepest"):
+        training_updates(sweep_update_record(curves), post="post")

@@ -161,8 +161,10 @@ class Block(nn.Module):
         """The block applied at (0-based) application ``layer``: the index of its KV-cache
         entry and, under LayerNorm Scaling, its depth l = layer + 1."""
         if self.pre_norm:                                    # x + s*F(LN(x))
-            x = self.residual(x, self.attn(self.branch_input(self.ln_1, x, layer), cache, layer))
-            return self.residual(x, self.mlp(self.branch_input(self.ln_2, x, layer)))
+            h = self.branch_input(self.ln_1, x, layer)
+            x = self.residual(x, self.attn(h, cache, layer))
+            h = self.branch_input(self.ln_2, x, layer)
+            return self.residual(x, self.mlp(h))
         x = self.ln_1(self.residual(x, self.attn(x, cache, layer)))          # LN(a*x + s*F(x))
         return self.ln_2(self.residual(x, self.mlp(x)))
 

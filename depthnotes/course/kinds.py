@@ -278,9 +278,24 @@ class Function(_Spec):
     digits: int = 8
     integer: bool = False
     sealed: Table | None = None
+    #: Names of the library's own functions that compute the answer (``count_params`` for a
+    #: parameter count): a function that calls one is refused with a hint, so the exercise
+    #: asks for the formula, not a look-up. Read from the names its code uses (its own and
+    #: nested functions'): a helper that hides the call under another name is not caught;
+    #: the aim is to steer a student, not to police one.
+    forbids: tuple[str, ...] = ()
 
     def _precision(self):
         return None if self.integer else self.digits
+
+    def _calls_forbidden(self, fn) -> str | None:
+        code = getattr(fn, "__code__", None)
+        stack, seen = ([code] if code is not None else []), set()
+        while stack:
+            c = stack.pop()
+            seen |= set(c.co_names) | set(c.co_freevars)     # globals, attributes, closures
+            stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+        return next((name for name in self.forbids if name in seen), None)
 
     def table(self) -> Table:
         if self.sealed is not None:
@@ -302,6 +317,10 @@ class Function(_Spec):
     def run(self, exercise, answer, given):
         if not callable(answer):
             fail(exercise, f"expected a function, got {type(answer).__name__}.", self.idea)
+        called = self._calls_forbidden(answer)
+        if called:
+            fail(exercise, f"your function calls `{called}`, the library's own answer: "
+                           "write the count from what the task lists instead.", self.idea)
         table, p = self.table(), self._precision()
         plain = Table(None)
         cases = [(args, forms, table, None) for args, forms in table.cases]

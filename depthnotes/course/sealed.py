@@ -115,6 +115,7 @@ def seal(spec, salt: str | None = None, rounds: int = ROUNDS) -> dict:
                 "mistakes": [_hash(salt, f) for f in table.mistakes]}
     if isinstance(spec, Function):
         return {**common, "kind": "function", "digits": spec.digits, "integer": spec.integer,
+                "forbids": list(spec.forbids),
                 "cases": [{"args": encode(list(args)), "expected": _hash(salt, forms)}
                           for args, forms in table.cases],
                 "given_cases": [{"args": list(c.args), "expected": c.expected}
@@ -148,7 +149,8 @@ def unseal(entry: dict):
         given = tuple(GivenCase(tuple(c["args"]), c["expected"])
                       for c in entry["given_cases"])
         return Function(**common, digits=entry["digits"], integer=entry["integer"],
-                        given_cases=given, sealed=table)
+                        given_cases=given, forbids=tuple(entry.get("forbids", ())),
+                        sealed=table)
     raise ValueError(f"unknown sealed kind {kind!r}")
 
 

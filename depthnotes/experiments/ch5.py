@@ -166,6 +166,54 @@ def prenorm_layer_use(quick: bool = False) -> Experiment:
         data="python_topics", arms=(arm,), seeds=(0, 1, 2))
 
 
+#: ``prenorm_vs_postnorm_shallow_top``'s rates: above that grid's top (3e-2), where pre-norm
+#: still trained on every seed with and without warm-up, so that a rise of its highest
+#: trainable rate with warm-up could not be seen (C9b's warm-up part).
+SHALLOW_TOP_LRS = (1e-1, 3e-1)
+
+
+@register
+def prenorm_vs_postnorm_shallow_top(quick: bool = False) -> Experiment:
+    base = prenorm_vs_postnorm_shallow(quick)
+    depths, warmups = ((1, 2), (0, 2)) if quick else ((4, 6), (0, 50))
+    lrs = SHALLOW_TOP_LRS[:1] if quick else SHALLOW_TOP_LRS
+    arms = _norm_grid(depths, lrs, warmups, base.arms[0].recipe, "{norm}-norm, warm-up={wu}")
+    return Experiment(
+        name="prenorm_vs_postnorm_shallow_top", quick=quick,
+        description=(
+            "Chapter 5 (C9b): prenorm_vs_postnorm_shallow's arms (both norms, L = 4 and 6, "
+            "0 and 50 warm-up steps), model, recipe and seeds at two higher peak rates, 1e-1 "
+            "and 3e-1: pre-norm trained on every seed at that grid's top rate, 3e-2, with "
+            "and without warm-up, so whether warm-up raises its highest trainable rate "
+            "could not be seen. The chapter reads the two records as one "
+            "(records.combine_records). 3 seeds (48 runs), about 8 CPU-minutes."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
+#: ``prenorm_layer_use_rates``' rates: around ``prenorm_layer_use``'s one rate, 1e-3, one below
+#: and two above (on the 450-step recipe of ``layer_use_48_long`` pre-norm did best at 3e-3).
+LAYER_USE_LRS = (3e-4, 3e-3, 1e-2)
+
+
+@register
+def prenorm_layer_use_rates(quick: bool = False) -> Experiment:
+    base = prenorm_layer_use(quick)
+    (arm,) = base.arms
+    lrs = LAYER_USE_LRS[1:2] if quick else LAYER_USE_LRS
+    arms = tuple(Arm(f"{arm.name}, lr={lr:g}", arm.model, arm.recipe.replace(lr=lr),
+                     {**arm.info, "lr": lr}) for lr in lrs)
+    return Experiment(
+        name="prenorm_layer_use_rates", quick=quick,
+        description=(
+            "Chapter 5 (C10): prenorm_layer_use's 48-block pre-norm stack, recipe, probes "
+            "and seeds at three more peak rates (3e-4, 3e-3, 1e-2; with the stored 1e-3, "
+            "four rates about 3x apart), so that the contribution part is judged at the "
+            "stack's best rate, bracketed, as every trained comparison of the book is. The "
+            "chapter reads the two records as one (records.combine_records). 3 seeds (9 "
+            "runs), about 32 CPU-minutes."),
+        measures=base.measures, data=base.data, arms=arms, seeds=base.seeds)
+
+
 def _depth_recipe(quick: bool) -> TrainConfig:
     """The one recipe of the depth comparisons (``deepnorm_depth_comparison`` and the records
     that add rates or steps to it): 8 x 64 characters per step, peak 1e-3, 20 warm-up steps,
@@ -684,6 +732,33 @@ def layer_use_48_long(quick: bool = False) -> Experiment:
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
+#: ``layer_use_48_confirm``: C10's removal row against DeepNorm on fresh seeds, each stack at
+#: the one rate its grid chose on seeds 0-2 (pre-norm 3e-3, bracketed by ``layer_use_48_long``
+#: and ``layer_use_48_long_edges``; DeepNorm 1e-3, bracketed by ``layer_use_48_long`` and
+#: ``deepnorm_at_48_long_edges``), so that the row's word comes from runs its rule was stated
+#: before (the seeds-0-2 ratios had been on the page since 2026-12-05).
+CONFIRM_48 = (("pre-norm, Xavier", "pre X", "pre", "xavier", (3e-3,)),
+              ("DeepNorm", "DeepNorm", "deepnorm", "deepnorm", (1e-3,)))
+CONFIRM_SEEDS = (3, 4, 5)
+
+
+@register
+def layer_use_48_confirm(quick: bool = False) -> Experiment:
+    arms = _arms_48_long(CONFIRM_48, quick, _probe_48(quick))
+    return Experiment(
+        name="layer_use_48_confirm", quick=quick,
+        description=(
+            "Chapter 5 (C10): the removal row against DeepNorm, confirmed on fresh seeds. "
+            "layer_use_48_long's two stacks, recipe, validation text and per-block probe at "
+            "48 blocks, pre-norm with Xavier init at 3e-3 and DeepNorm at 1e-3, the rates "
+            "their grids chose (bracketed) on seeds 0-2, now on seeds 3, 4 and 5 (6 runs): "
+            "the rule (ch5_fixes.layer_use_control with the bracket taken from the grids) "
+            "was stated on 2026-12-06 before this record ran, while the seeds-0-2 ratios "
+            "had been on the page since 2026-12-05. About 12 CPU-minutes."),
+        measures=MEASURES_48_LONG_PROBED,
+        data="python_topics", arms=arms, seeds=CONFIRM_SEEDS)
+
+
 #: The rate added to ``layer_use_48_long`` after it was read (``layer_use_48_long_edges``):
 #: pre-norm's best, 3e-3, was within noise of its grid's lowest rate, 1e-3, so the grid did
 #: not bracket it; one rate below, probed the same way.
@@ -797,6 +872,37 @@ def deepnorm_depth_sweep_post(quick: bool = False) -> Experiment:
         measures=("training loss per step; validation loss every 100 steps (the same 16 "
                   "batches for every run); whether and where a run diverged"),
         data="python_topics", arms=(arm,), seeds=sweep.seeds)
+
+
+#: How many of ``deepnorm_depth_sweep``'s first steps ``deepnorm_sweep_updates`` measures:
+#: inside the sweep's 100-step warm-up, so the schedule up to here is the sweep's own.
+SWEEP_UPDATE_STEPS = 50
+
+
+@register
+def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
+    sweep = deepnorm_depth_sweep(quick)
+    steps = 2 if quick else SWEEP_UPDATE_STEPS
+    probe = {"name": "update_size", "batch_size": 2 if quick else 8,
+             "context": 16 if quick else 64}
+    arms = tuple(dataclasses.replace(
+        a, recipe=a.recipe.replace(steps=steps, eval_every=steps),
+        info={**a.info, "probe": probe}) for a in sweep.arms)
+    return Experiment(
+        name="deepnorm_sweep_updates", quick=quick,
+        description=(
+            "Chapter 5 (C12, the 1,000-layer part, during training): deepnorm_depth_sweep's "
+            "arms (DeepNorm at L = 48, 200, 500 and 1,000 at a peak rate scaled as 1/sqrt(L) "
+            "from 1e-3 at L = 48, and Xavier post-norm at 1,000 at DeepNorm's rate there), "
+            "same seeds, batches and schedule, run for the first 50 of the sweep's steps "
+            "(inside its 100-step warm-up, so every step here is the sweep's own) with "
+            "DeepNet's early-update measure ||F(x; theta_t) - F(x; theta_0)|| after every "
+            "step, on one fixed held-out batch of 8 x 64 characters. The sweep itself kept "
+            "losses only. Defined 2026-12-06, after deepnorm_depth_sweep was read. 3 seeds "
+            "(15 runs). CPU estimate about 35 CPU-minutes."),
+        measures=("the update size after each of the first 50 steps; training loss per "
+                  "step; validation loss at step 50 (the sweep's 16 held-out batches)"),
+        data="python_topics", arms=arms, seeds=sweep.seeds)
 
 
 #: Experiments defined here whose full record has not been made yet, with what one costs: the

@@ -265,19 +265,23 @@ FINDINGS: dict[str, Finding] = {
     "C9b rates": _F("rates", "At 4 blocks, without warm-up pre-norm trains up to lr "
                              "{c9s_pre_top4}, post-norm up to {c9s_post_top4}.", REPRODUCED),
     "C9b warm-up": _F("warm-up", "Warm-up raised post-norm's highest trainable rate at "
-                                 "L = {c9s_needs_at} only; pre-norm trained at the top rate "
-                                 "without it, so a rise in its rate could not be seen.",
-                      IN_PART),
-    "C10 contribution": _F("contribution", "Training moved a 48-block pre-norm stack's "
-                           "late / early share from {c10_ratio_init} to {c10_ratio} "
-                           "({c10_recipe} characters); in {c10l_recipe}, from "
-                           "{c10l_ratio_init} to {c10l_ratio}: the effect shrinks with "
-                           "training.", NOT_SHOWN),
-    "C10 removal": _F("removal", "In {c10l_steps}-step runs, last block left out, pre-norm's "
-                      "late / early removal-cost ratio is {c10n_pre_ratio} over seeds; with "
-                      "LayerNorm Scaling, its one-change control, {c10n_lns_ratio}: within "
-                      "noise. DeepNorm ({c10n_deep_ratio}) is shown without a word.",
-                      NOT_SHOWN),
+                                 "L = {c9s_needs_at} only, and not pre-norm's: "
+                                 "{c9s_pre_warm_top} with it and without, below the grid's "
+                                 "top, {c9s_top}.", IN_PART),
+    "C10 contribution": _F("contribution", "At its best of four rates, {c10_lr}, a 48-block "
+                           "pre-norm stack's late / early share is {c10_ratio} trained, "
+                           "{c10_ratio_init} untrained; in {c10l_recipe} it fell from "
+                           "{c10l_ratio_init} to {c10l_ratio}.", NOT_SHOWN),
+    "C10 removal, against DeepNorm": _F(
+        "removal, against DeepNorm",
+        "On three fresh seeds removing an early DeepNorm block costs nothing clear "
+        "({c10d_deep_early} nats), so its late / early ratio ({c10d_deep_ratio}) divides by "
+        "noise; on seeds 0–2, read before the rule, {c10x_word}.", NOT_TESTABLE),
+    "C10 removal, one-change control": _F(
+        "removal, one-change control",
+        "With LayerNorm Scaling, the one change meant to make deep pre-norm blocks do more, "
+        "the ratio is {c10n_lns_ratio}, within noise of pre-norm's {c10n_pre_ratio}.",
+        NOT_SHOWN),
     "C11": _F("", "After 100 blocks the stream's variance is {c11_scaled} times the "
                   "embedding's with 1/√(2L) branches, {c11_plain} times without.", REPRODUCED),
     "C12 update, SGD": _F("update, SGD",
@@ -308,6 +312,11 @@ FINDINGS: dict[str, Finding] = {
                            "({c12w_loss1000}); {c12w_div} divergences, {c12w_spikes} spikes in "
                            "{c12w_runs} runs. Post-norm there ran {c12w_post_steps} warm-up "
                            "steps, {c12w_post_div} diverged: no comparison.", REPRODUCED),
+    "C12 update in training": _F(
+        "update in training",
+        "At a rate ∝ 1/√L, DeepNorm's update at step {c12t_step} is {c12t_ratio}× smaller "
+        "than post-norm's at 1,000 blocks ({c12t_ratio1}× at step 1), but grows with depth "
+        "like L^k, k = {c12t_k}.", IN_PART),
     "C12 alpha only": _F("alpha only", "At 48 blocks, {c12l_steps} steps, alpha only (as "
                          "LayerNorm ignores scale, every branch times {c12a_branch}) trains "
                          "at one rate of four, {c12l_alpha_lr}: {c12l_alpha} (seeds "

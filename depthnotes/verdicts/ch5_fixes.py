@@ -25,7 +25,11 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   not shown; neither norm fails at any rate of the grid: not testable). *Less warm-up*:
   warm-up raises post-norm's tolerance and not pre-norm's (reproduced; the other way round:
   contradicted; otherwise not shown). A tolerance is a grid rate, so each part holds "within
-  this grid"; a norm that trains at the top rate tolerates at least that much.
+  this grid"; a norm that trains at the top rate tolerates at least that much. *Amended on
+  2026-12-06, before ``prenorm_vs_postnorm_shallow_top`` ran* (a reviewer's reading): a norm
+  that trains without warm-up at the grid's top rate cannot show a rise with warm-up, so
+  at such a depth the less-warm-up part is not testable (pre-norm's tolerance was the top
+  rate at both depths, and "not pre-norm's" held only because the grid ended there).
 * C10: two parts. *Contribution* (``layer_use_verdict``): training must lower the last
   quarter's relative contribution against the early quarter's (blocks 2 to L/4; block 1
   builds the first features from a small embedding and is left out) compared with the same
@@ -53,6 +57,16 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   reproduced; clearly above: contradicted; within noise: not shown here; the conditions
   above (bracketed best rates, every seed trained, early removal costs above zero) still
   make it not testable.
+  *Amended on 2026-12-06, before ``prenorm_layer_use_rates`` ran* (issue 27's review):
+  the contribution part is judged at the pre-norm stack's best rate on ``prenorm_layer_use``'s
+  recipe (``contribution_at_best``), not at its one rate, and is not testable unless that
+  rate is bracketed, as every trained comparison of the book. And the removal part has two
+  rows: *against a post-norm-family stack*, the comparison the claim is about (a reviewer:
+  under-use is relative to post-norm), DeepNorm on the 450-step recipe as the rule first
+  had it, with the conditions and the cut of the last block above, judged on fresh seeds
+  (``layer_use_48_confirm``, the bracket read from the grids that chose the rates on seeds
+  0-2, whose ratios were on the page before this row had a rule); and *against the
+  one-change control*, pre-norm with LayerNorm Scaling, as amended on 2026-12-05.
 * C12, the halves (``ablation_part``): alpha only and beta only each against Xavier
   post-norm at one depth, as ``depth_verdict`` judges DeepNorm, once the positive control
   holds: full DeepNorm trains and ends clearly below post-norm in the same record (else not
@@ -93,6 +107,21 @@ grid brackets it). A family at one depth "trains" only when every seed trained
   loss at the same step, with no word: the claim's comparison with post-norm rests on 48 and
   200 blocks (``depth_verdict``); at 1,000 blocks ``deepnorm_depth_sweep_post`` would show
   post-norm on DeepNorm's full recipe, one rate, and a word would need a grid of rates.
+* C12, update during training (``training_updates``, on ``deepnorm_sweep_updates``; stated
+  2026-12-06 before that record was read): the sweep's runs over their first 50 steps, all
+  inside the warm-up, with DeepNet's update measure after every step. The measure saturates
+  (``SATURATED_UPDATE``: past sqrt(d) a token's output has been largely replaced), so both
+  parts are judged at the last step at which every DeepNorm run, at every depth, is below
+  sqrt(d); with none, not testable. *Bounded*: DeepNorm's update there fitted against L per
+  seed, by ``bounded_word``. *Smaller*: at 1,000 blocks, at that step, DeepNorm's update
+  against Xavier post-norm's at the same rate: clearly smaller, reproduced; within noise, not
+  shown here; clearly larger, contradicted here. Each run's first saturated step is shown
+  beside the words, no word of its own. *Amended the same day, after the record was read*
+  (a reviewer's reading): as first stated only DeepNorm's runs set the step; it then fell at
+  step 21, after post-norm's runs had passed sqrt(d) (steps 10-16) and with the deepest
+  DeepNorm runs at 98 % of it, where every exponent is squeezed toward zero; the first
+  reading, *reproduced in part* (flat; within noise of post-norm), stays on the methods page.
+  Now the step is the last before any compared run, post-norm's included, passes sqrt(d).
 """
 
 from __future__ import annotations
@@ -152,10 +181,13 @@ DEPTH_RECORDS_200 = ("deepnorm_depth_200_long", "deepnorm_depth_200_long_low",
 FIRST_DEPTH_RECORDS = ("deepnorm_depth_comparison", "deepnorm_depth_lr")
 #: The records chapter 5 shows, in the order the chapter reads them.
 RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
+           "prenorm_vs_postnorm_shallow_top",
            *FIRST_DEPTH_RECORDS, *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
-           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "prenorm_layer_use",
+           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "layer_use_48_confirm", "prenorm_layer_use",
+           "prenorm_layer_use_rates",
            "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
-           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep")
+           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep",
+           "deepnorm_sweep_updates")
 
 
 def depth_grid(recs: dict, at_48=DEPTH_RECORDS_48, at_200=DEPTH_RECORDS_200):
@@ -397,7 +429,9 @@ def recipe_depths(record, baseline: float,
         rate_word = _tolerance_word(tol[("pre", wu0)], tol[("post", wu0)], top)
         post_gain = (tol[("post", wu1)] or 0) > (tol[("post", wu0)] or 0)
         pre_gain = (tol[("pre", wu1)] or 0) > (tol[("pre", wu0)] or 0)
-        warm_word = (REPRODUCED if post_gain and not pre_gain else
+        at_top = any(tol[(norm, wu0)] == top for norm in ("pre", "post"))
+        warm_word = (NOT_TESTABLE if at_top else       # no rise could be seen (2026-12-06)
+                     REPRODUCED if post_gain and not pre_gain else
                      CONTRADICTED if pre_gain and not post_gain else NOT_SHOWN)
         out.append(RecipeDepth(L, rows, picks, rate_word, warm_word, tol, (wu0, wu1), top))
     return out
@@ -498,6 +532,38 @@ def layer_use_verdict(use: LayerUse) -> LayerUseVerdict:
     cw = word_for(contribution, "trained")
     rw = word_for(removal, "late blocks")
     return LayerUseVerdict(combine([cw, rw]), contribution, removal, cw, rw)
+
+
+@dataclass(frozen=True)
+class ContributionAtBest:
+    """C10's contribution part at the pre-norm stack's best rate (``contribution_at_best``):
+    the family's ``DepthOutcome`` there (its ``pick``: is that rate bracketed?), the stack's
+    quarters at that rate, ``layer_use_verdict`` of them, and the part's word."""
+
+    row: DepthOutcome
+    use: LayerUse
+    verdict: LayerUseVerdict
+    word: str
+
+
+def contribution_at_best(record, baseline: float,
+                         margin: float = UNIGRAM_MARGIN) -> ContributionAtBest:
+    """C10's contribution part as amended on 2026-12-06 (module docstring): the one family of
+    a record whose arms carry the ``layer_use`` probe at several rates (``prenorm_layer_use``
+    combined with ``prenorm_layer_use_rates``), at its best rate (``depth_outcomes``: lowest
+    mean validation loss, a diverged run at the ceiling); ``layer_use_verdict``'s
+    contribution word there, or not testable when the grid does not say where the best rate
+    is (``RatePick.judgeable``) or the stack did not train on every seed."""
+    rows = [r for family in depth_outcomes(record, baseline, margin).values() for r in family]
+    if len(rows) != 1:
+        raise ValueError(f"{record.name!r} holds {len(rows)} family-depths; the contribution "
+                         "part reads one stack at several rates")
+    (row,) = rows
+    use = layer_use(record, row.arm)
+    verdict = layer_use_verdict(use)
+    ok = row.pick.judgeable and row.outcome == TRAINS
+    return ContributionAtBest(row, use, verdict,
+                              verdict.contribution_word if ok else NOT_TESTABLE)
 
 
 # -- C12: the early update against depth --------------------------------------------------------
@@ -669,7 +735,8 @@ class LayerUseControl:
 
 
 def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, *,
-                      last_out: bool = False) -> LayerUseControl:
+                      last_out: bool = False,
+                      bracket_from: tuple | None = None) -> LayerUseControl:
     """C10's removal part (module docstring) on a record whose arms carry the ``layer_use``
     probe: the pre-norm family and the control family (``control_word``; the same
     recipe), each at its best rate (``DepthOutcome`` rows of ``depth_outcomes``). Not testable
@@ -684,13 +751,22 @@ def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, 
     and ``layer_use_48_long_lns`` were read (module docstring): each stack's late quarter
     leaves out its last block; the rule reads ``RECORDS_48_LONG_LNS`` with it, pre-norm with
     LayerNorm Scaling the control. Without it, the older readings the page shows as
-    history (the 150-step records, DeepNorm on ``RECORDS_48_LONG_PROBED``)."""
+    history (the 150-step records, DeepNorm on ``RECORDS_48_LONG_PROBED``).
+
+    ``bracket_from`` (added 2026-12-06 before ``layer_use_48_confirm`` ran): the two
+    ``RatePick``s of the grids that chose each row's rate, when the record holds one rate per
+    stack (a confirmation on fresh seeds at the rates chosen on other seeds): the bracket
+    condition reads them, and each row's rate must be its pick's best."""
     from depthnotes.verdicts.evidence import ABOVE, against
 
     rows = (pre_row, control_row)
     uses = [layer_use(record, r.arm, last_out=last_out) for r in rows]
     early = {r.family: against(u.skip_early, 0.0) for r, u in zip(rows, uses)}
-    unbracketed = tuple(r.family for r in rows if not r.pick.judgeable)
+    picks = tuple(r.pick for r in rows) if bracket_from is None else tuple(bracket_from)
+    if len(picks) != 2 or any(p.best != r.lr for p, r in zip(picks, rows)):
+        raise ValueError("bracket_from needs the two grids' picks whose best rates are the "
+                         f"rows' rates ({pre_row.lr:g}, {control_row.lr:g})")
+    unbracketed = tuple(r.family for r, p in zip(rows, picks) if not p.judgeable)
     untrained = tuple(r.family for r in rows if r.outcome != TRAINS)
     unresolved = tuple(f for f, where in early.items() if where != ABOVE)
     if unbracketed or untrained or unresolved:
@@ -702,6 +778,7 @@ def layer_use_control(record, pre_row: DepthOutcome, control_row: DepthOutcome, 
     return LayerUseControl(word, (), (), *uses, *rows, early, cmp, ())
 
 
+__all__ += ["ContributionAtBest", "contribution_at_best"]
 __all__ += ["RESPONSES", "init_responses", "bounded_word", "removal_ratio", "control_word",
             "LayerUseControl", "layer_use_control"]
 
@@ -1085,3 +1162,94 @@ def sweep_verdict(record, baseline: float, *, deep: str = "DeepNorm",
 
 __all__ += ["SPIKE_STEPS", "SPIKE_NATS", "SPIKE_CALIBRATION", "averaged_curve", "loss_rises",
             "loss_spikes", "SweepDepth", "SweepVerdict", "SHORT_RUN_FIELDS", "sweep_verdict"]
+
+
+# -- C12 at 1,000 blocks, during training: the update over the warm-up (deepnorm_sweep_updates)
+#: Beyond this many times sqrt(d) the update measure says little: each token's output leaves a
+#: LayerNorm with length about sqrt(d), so two outputs are at most about 2 sqrt(d) apart, and
+#: two unrelated ones about sqrt(2 d). Past half the ceiling the output has been largely
+#: replaced (``deepnorm_update_size`` reached it within 5 steps at lr 1e-3 at most depths).
+SATURATED_UPDATE = 1.0
+
+
+@dataclass(frozen=True)
+class TrainingUpdates:
+    """``training_updates``' result: the step judged (the last at which every run of the
+    ``deep`` family is unsaturated; None if there is none), the update there per family,
+    depth and seed, the ``deep`` family's per-seed exponents in L, each run's first saturated
+    step (None if it never saturated), the comparison with ``post`` at the deepest depth, and
+    the words: *bounded*, *smaller* and the two combined."""
+
+    step: int | None
+    ceiling: float                      # SATURATED_UPDATE * sqrt(d)
+    sizes: dict                         # {family: {L: [update at ``step`` per seed]}}
+    exponents: tuple[float, ...]
+    saturated_at: dict                  # {family: {L: [first step at or above the ceiling]}}
+    versus: Ranking | None
+    bounded: str
+    smaller: str
+    word: str
+
+
+def _saturation(record, ceiling: float) -> dict:
+    out: dict = {}
+    for arm in record.arms:
+        info = record.arm(arm)["info"]
+        firsts = []
+        for s in record.seeds:
+            p = record.run(arm, s)["probes"]
+            firsts.append(next((t for t, v in zip(p["update_steps"], p["update_size"])
+                                if v is not None and v >= ceiling), None))
+        out.setdefault(info["family"], {})[info["n_layer"]] = firsts
+    return out
+
+
+def training_updates(record, *, deep: str = "DeepNorm", post: str = "post-norm, Xavier",
+                     limit: float = SATURATED_UPDATE) -> TrainingUpdates:
+    """C12's update part during training, on ``deepnorm_sweep_updates`` (stated 2026-12-06
+    before that record was read): DeepNet's update ||F(x; theta_t) - F(x; theta_0)|| per step
+    over the sweep's warm-up, at a peak rate scaled as 1/sqrt(L). Judged at the last step at
+    which every run compared, of ``deep`` (every depth and seed) and of ``post`` (the deepest
+    depth), is below ``limit`` * sqrt(d): past it the measure saturates
+    (``SATURATED_UPDATE``); with no such step, both parts are not testable. (As first stated,
+    only ``deep``'s runs set the step; amended after the record was read, module
+    docstring.) *Bounded*: the ``deep`` family's update at that step fitted against L per seed
+    (``update_exponents``), judged by ``bounded_word``. *Smaller*: at the deepest depth, at
+    that step, ``deep``'s update against ``post``'s (``compare_many``, ``word_for``): clearly
+    smaller, reproduced; within noise, not shown here; clearly larger, contradicted here. A
+    ``post`` run that diverged before the step has no size: not testable. Each run's first
+    saturated step is shown beside the words."""
+    (d_model,) = {record.arm(a)["model"]["d_model"] for a in record.arms}
+    ceiling = limit * math.sqrt(d_model)
+    saturated = _saturation(record, ceiling)
+    if post not in saturated or deep not in saturated:
+        raise ValueError(f"record {record.name!r} needs arms of families {deep!r} and "
+                         f"{post!r}; it has {sorted(saturated)}")
+    deepest = max(saturated[deep])
+    if set(saturated[post]) != {deepest}:
+        raise ValueError(f"the {post!r} arms must all have {deepest} blocks, the deepest "
+                         f"{deep!r} arm's; they have {sorted(saturated[post])}")
+    last = min(len(record.run(a, s)["probes"]["update_steps"]) for a in record.arms
+               if record.arm(a)["info"]["family"] == deep for s in record.seeds)
+    # amended after the first reading: the step before any compared run saturates, post-norm's
+    # included (it had passed the ceiling before the step the first reading judged)
+    firsts = [t for by_L in (*saturated[deep].values(), saturated[post][deepest])
+              for t in by_L if t is not None]
+    step = min(firsts) - 1 if firsts else last
+    if step < 1:
+        return TrainingUpdates(None, ceiling, {}, (), saturated, None, NOT_TESTABLE,
+                               NOT_TESTABLE, NOT_TESTABLE)
+    sizes = update_sizes(record, step)
+    exps = tuple(update_exponents({deep: sizes[deep]})[deep])
+    bounded = bounded_word(list(exps))
+    pair = {deep: sizes[deep][deepest], post: sizes[post][deepest]}
+    if all(math.isfinite(v) for vals in pair.values() for v in vals):
+        versus = compare_many(pair, metric=f"update after step {step} at L = {deepest}")
+        smaller = word_for(versus, deep)
+    else:
+        versus, smaller = None, NOT_TESTABLE
+    return TrainingUpdates(step, ceiling, sizes, exps, saturated, versus, bounded, smaller,
+                           combine([bounded, smaller]))
+
+
+__all__ += ["SATURATED_UPDATE", "TrainingUpdates", "training_updates"]

@@ -17,6 +17,7 @@ def _block(d: int, mult: int) -> int:
 
 ANSWERS = {
     "1.1": Function(
+        forbids=("count_params", "numel", "Block", "Transformer"),
         cases=lambda: [((d, m), _block(d, m)) for d in (8, 64, 768) for m in (1, 4)],
         idea="Go through one block module by module — the four attention projections, the "
              "FFN's two layers (its inner width depends on ffn_mult), the two LayerNorms — and "

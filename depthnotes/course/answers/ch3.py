@@ -59,15 +59,17 @@ ANSWERS = {
                     "Each hop lands one position after the earlier occurrence."),
         )),
     "3.3": Number(
-        expected=lambda: max(k for k in range(1, 200) if 2 + (k - 1).bit_length() <= 6),
+        expected=lambda: 2 + (100 - 1).bit_length(),
         integer=True,
         idea="After its first two blocks, each doubling block doubles the number of hops a "
-             "position knows; count how far the remaining blocks get you.",
+             "position knows; a block cannot do part of a doubling.",
         mistakes=(
-            Mistake(lambda: 2 ** 6, "The first two blocks do one hop between them; only the "
-                                    "blocks after them double."),
-            Mistake(lambda: 5, "That is the relay circuit (k + 1 blocks): doubling goes "
-                               "much further with the same blocks."),
+            Mistake(lambda: 8, "log2 100 is about 6.6: six doublings reach only 64 hops, so "
+                               "round the doublings up, not down."),
+            Mistake(lambda: 7, "The first two blocks do one hop between them; only the "
+                               "blocks after them double."),
+            Mistake(lambda: 101, "That is the relay circuit (k + 1 blocks): doubling goes "
+                                 "much further with the same blocks."),
         )),
 }
 

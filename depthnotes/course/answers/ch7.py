@@ -27,6 +27,7 @@ BOUND_MODEL = "gpt2-medium"
 
 ANSWERS = {
     "7.1": Function(
+        forbids=("decode_weight_bytes", "count_params", "numel", "Transformer"),
         cases=lambda: [((L, d, V), _decode_bytes(L, d, V))
                          for L, d, V in ((1, 64, 256), (12, 768, 50257), (48, 512, 96))],
         idea="List what one decode step reads — every block's weights, biases and norms, the "
