@@ -1174,8 +1174,8 @@ SATURATED_UPDATE = 1.0
 
 @dataclass(frozen=True)
 class TrainingUpdates:
-    """``training_updates``' result: the step judged (the last at which every run of the
-    ``deep`` family is unsaturated; None if there is none), the update there per family,
+    """``training_updates``' result: the step judged (the last at which every run compared,
+    of both families, is unsaturated; None if there is none), the update there per family,
     depth and seed, the ``deep`` family's per-seed exponents in L, each run's first saturated
     step (None if it never saturated), the comparison with ``post`` at the deepest depth, and
     the words: *bounded*, *smaller* and the two combined."""
