@@ -424,6 +424,36 @@ def deepnorm_depth_48_same_text(quick: bool = False) -> Experiment:
         n_layer=48)
 
 
+#: Pre-norm with GPT-2's init, as ``fixes_at_48_gpt2``'s family, on the 400-step depth records
+#: (``deepnorm_depth_pre_gpt2``): its rates, three about 3x apart around its best in that
+#: record (1e-3 at 150 steps, bracketed by 3e-4 and 3e-3).
+PRE_GPT2 = ("pre-norm, GPT-2 init", "pre G", "pre", "gpt2")
+DEPTH_GPT2_RATES = (3e-4, 1e-3, 3e-3)
+
+
+@register
+def deepnorm_depth_pre_gpt2(quick: bool = False) -> Experiment:
+    steps = 8 if quick else 400
+    recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
+    arms = tuple(_fix_arm(PRE_GPT2, L, recipe, lr)
+                 for L in ((1, 2) if quick else (48, 200)) for lr in DEPTH_GPT2_RATES)
+    return Experiment(
+        name="deepnorm_depth_pre_gpt2", quick=quick,
+        description=(
+            "Chapter 5 (C9a, C12): pre-norm with GPT-2's init (N(0, 0.02^2) on every "
+            "matrix, 0.02/sqrt(2L) on the two projections into the stream) added to the "
+            "400-step depth records at L = 48 and 200 (deepnorm_depth_48_same_text and "
+            "deepnorm_depth_200_long: the same recipe, 8 x 64 characters per step, 20 "
+            "warm-up steps, cosine decay to a tenth, clipping at 1, and the same 16 held-out "
+            "batches for every seed), at peak rates 3e-4, 1e-3 and 3e-3, so that pre-norm is "
+            "compared with DeepNorm under both inits, not only the post-LN papers' Xavier "
+            "(at 150 steps and L = 48, GPT-2's init ended 0.27 nats below Xavier's). "
+            "Defined 2026-12-06, before it ran. 3 seeds per arm (18 runs). CPU estimate "
+            "about 80 CPU-minutes (0.2 s per step at L = 48, 0.8 s at L = 200). Cut: three "
+            "rates per depth, no post-norm with GPT-2's init at these lengths."),
+        measures=MEASURES_200_LONG, data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
 @register
 def deepnorm_update_size(quick: bool = False) -> Experiment:
     depths = (1, 2, 3) if quick else (6, 12, 24, 48, 96, 200)
@@ -909,6 +939,8 @@ def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
+    "deepnorm_depth_pre_gpt2": "about 80 CPU-minutes (three seeds, three rates, L = 48 and "
+                               "200 x 400 steps); running",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }
