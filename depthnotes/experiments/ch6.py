@@ -98,9 +98,12 @@ def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> floa
     return steps * batch_size * context / train_tokens
 
 
-def _basin_arms(quick: bool, lr_ref: float, suffix: str = "") -> tuple:
+def _basin_arms(quick: bool, lr_ref: float, suffix: str = "",
+                eval_seed: int | None = None) -> tuple:
     """``budget_basin``'s shapes, each at the rate ``budget.lr_for_width`` gives its width
-    under the 1/d rule with ``lr_ref`` at ``BASIN_D_REF`` (``suffix`` ends each arm's name)."""
+    under the 1/d rule with ``lr_ref`` at ``BASIN_D_REF`` (``suffix`` ends each arm's name);
+    ``eval_seed`` None draws each seed's held-out batches from its own seed (the first basin
+    records), an int scores every seed on the batches it draws (the same-text records)."""
     from depthnotes.training.budget import lr_for_width
     from depthnotes.data.corpus import load_corpus
     from depthnotes.core.params import shapes_for_budget
@@ -112,7 +115,7 @@ def _basin_arms(quick: bool, lr_ref: float, suffix: str = "") -> tuple:
                          BASIN_BATCH, context=16 if quick else BASIN_CONTEXT, lr=BASIN_LR_REF,
                          warmup_steps=2 if quick else BASIN_WARMUP, decay="cosine",
                          grad_clip=1.0, eval_every=2 if quick else BASIN_EVAL_EVERY,
-                         eval_batches=1 if quick else BASIN_EVAL_BATCHES)
+                         eval_batches=1 if quick else BASIN_EVAL_BATCHES, eval_seed=eval_seed)
     arms = []
     for budget in BASIN_BUDGETS:
         for s in shapes_for_budget(budget, base, tolerance=BASIN_TOLERANCE, d_multiple=2,
@@ -260,9 +263,15 @@ REDUNDANCY_BUDGET, REDUNDANCY_DEPTH, REDUNDANCY_SHALLOWER = 200_000, 8, (2, 4)
 
 @register
 def layer_redundancy(quick: bool = False) -> Experiment:
+    return _redundancy("layer_redundancy", quick, eval_seed=None)
+
+
+def _redundancy(name: str, quick: bool, eval_seed: int | None) -> Experiment:
+    """``layer_redundancy`` (``eval_seed`` None, as ``budget_basin``) or its same-text
+    version (``eval_seed`` 0, as ``budget_basin_same_text``)."""
     from depthnotes.measure.record_probes import PROBE_SEQUENCES
 
-    deep = next(a for a in _basin_arms(quick, BASIN_LR_REF)
+    deep = next(a for a in _basin_arms(quick, BASIN_LR_REF, eval_seed=eval_seed)
                 if a.info["budget"] == REDUNDANCY_BUDGET
                 and a.info["n_layer"] == (2 if quick else REDUNDANCY_DEPTH))
     probes = [REMOVAL_COST, "update_cosines", "angular_distances", "drop_last_losses"]
@@ -272,8 +281,11 @@ def layer_redundancy(quick: bool = False) -> Experiment:
         arms.append(Arm(f"{deep.name} -> L={k}", deep.model.replace(n_layer=k), deep.recipe,
                         {**deep.info, "n_layer": k, "final_probes": ["drop_last_losses"]}))
     d = deep.model.d_model
+    same_text = ("" if eval_seed is None else
+                 " Every seed scored on the same held-out text (the same training runs as "
+                 "layer_redundancy; its seeds were scored on their own).")
     return Experiment(
-        name="layer_redundancy", quick=quick,
+        name=name, quick=quick,
         description=(
             f"Chapter 6 (C13): do a trained model's deep layers grow redundant? budget_basin's "
             f"{REDUNDANCY_DEPTH}-block shape at P = {REDUNDANCY_BUDGET:,} (d = {d}; the same "
@@ -286,11 +298,71 @@ def layer_redundancy(quick: bool = False) -> Experiment:
             "trained from scratch with the same recipe: removing blocks is read against "
             "training fewer. The untrained reference is measured in the chapter on the same "
             "batch (record_probes.final_probes on untrained models). 3 seeds per arm. CPU "
-            "estimate about 8 minutes. Cut: one budget, one depth."),
+            "estimate about 8 minutes. Cut: one budget, one depth." + same_text),
         measures=("training loss per step (window means); validation loss every "
                   f"{BASIN_EVAL_EVERY} steps and at the end; after training, the per-layer "
                   "measures named in each arm's info['final_probes']"),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
+
+
+#: The basin's records again, every seed scored on one held-out text (``eval_seed`` 0): the
+#: same shapes, recipe, rates and seeds, so the same training runs, whose first records drew
+#: each seed's held-out batches from its own seed. One record per pair of rate multiples, each
+#: short enough for one sitting of the machine; defined 2026-12-06, before any of them ran.
+#: Chapter 6 reads them in place of the first records once all of them and
+#: ``layer_redundancy_same_text`` are stored.
+SAME_TEXT_BASIN = {
+    "budget_basin_same_text": ((1, 2), ("budget_basin", "budget_basin_lr")),
+    "budget_basin_same_text_high": ((4, 8), ("budget_basin_lr_high",)),
+    "budget_basin_same_text_top": ((16, 32), ("budget_basin_lr_top",)),
+}
+
+
+def _basin_same_text(name: str, quick: bool) -> Experiment:
+    """One of ``SAME_TEXT_BASIN``'s records: budget_basin's shapes at its multiples of the
+    1/d rate (arm names as in the first records it repeats: no suffix at 1x, " lr xM"
+    above)."""
+    multiples, was = SAME_TEXT_BASIN[name]
+    arms = tuple(a for m in multiples
+                 for a in _basin_arms(quick, m * BASIN_LR_REF,
+                                      suffix="" if m == 1 else f" lr x{m}", eval_seed=0))
+    return Experiment(
+        name=name, quick=quick,
+        description=(
+            f"Chapter 6 (C14): budget_basin's shapes, recipe and seeds at "
+            f"{' and '.join(f'{m}x' for m in multiples)} each shape's 1/d rate, every seed "
+            f"scored on the same {BASIN_EVAL_BATCHES} held-out batches of {BASIN_BATCH} x "
+            f"{BASIN_CONTEXT} characters: the same training runs as {' and '.join(was)}, "
+            "whose seeds were each scored on their own held-out batches. With the other "
+            "same-text basin records every shape has six rates, 1x to 32x, on one text. "
+            f"3 seeds per shape ({len(arms) * 3} runs). CPU estimate: as "
+            f"{' and '.join(was)} (the README gives their run times). Defined 2026-12-06, "
+            "before it ran."),
+        measures=("training loss per step (window means); validation loss every "
+                  f"{BASIN_EVAL_EVERY} steps and after the last step (the same "
+                  f"{BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out "
+                  "characters for every run); whether and where a run diverged"),
+        data="python_topics", arms=arms, seeds=(0, 1, 2))
+
+
+@register
+def budget_basin_same_text(quick: bool = False) -> Experiment:
+    return _basin_same_text("budget_basin_same_text", quick)
+
+
+@register
+def budget_basin_same_text_high(quick: bool = False) -> Experiment:
+    return _basin_same_text("budget_basin_same_text_high", quick)
+
+
+@register
+def budget_basin_same_text_top(quick: bool = False) -> Experiment:
+    return _basin_same_text("budget_basin_same_text_top", quick)
+
+
+@register
+def layer_redundancy_same_text(quick: bool = False) -> Experiment:
+    return _redundancy("layer_redundancy_same_text", quick, eval_seed=0)
 
 
 #: ``layer_pruning``'s design (C13 by Gromov et al.'s and ShortGPT's protocols): the width,
@@ -348,7 +420,13 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
-UNRECORDED: dict[str, str] = {}
+UNRECORDED: dict[str, str] = {
+    "budget_basin_same_text": "about 70 minutes on 2 workers (budget_basin and "
+                              "budget_basin_lr took 37 and 33)",
+    "budget_basin_same_text_high": "about 45 minutes on 2 workers (as budget_basin_lr_high)",
+    "budget_basin_same_text_top": "about 55 minutes on 2 workers (as budget_basin_lr_top)",
+    "layer_redundancy_same_text": "about 8 minutes on 2 workers (as layer_redundancy)",
+}
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
 #: every arm has a grid of three rates, 2x apart, and each depth is read at its best bracketed
