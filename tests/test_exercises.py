@@ -144,7 +144,7 @@ CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
 CASES = {
     "1.1": (_block_params, {}, [lambda d, m=4: 12 * d * d, lambda d, m=4: 12 * d * d + 13 * d,
                                 lambda d, m=4: None, "12 d^2"]),
-    "1.2": (31, {}, [31.79, 32, 381, "31"]),
+    "1.2": (78, {}, [81, 80, 79, 78.5, "78"]),
     "1.3": (8 / 3, {}, [4, 8, 12.0, 2]),
     "1.4": ("width", {}, ["depth", "wider", 1]),
     "1.6": ((_model(n_layer=2, d_model=32), _model(n_layer=2, d_model=64)),
@@ -417,7 +417,7 @@ def test_the_check_names_what_it_needs():
     with pytest.raises(TypeError, match="corpus"):
         check("4.2", lambda ids, V: 0.0)
     with pytest.raises(TypeError, match="unexpected"):
-        check("1.2", 31, fit=FIT)
+        check("1.2", 78, fit=FIT)
     with pytest.raises(KeyError, match="no exercise '9.9'"):
         check("9.9", 1)
     assert describe_check("1.2") == "a whole number, exactly"
@@ -622,7 +622,7 @@ def test_a_prediction_is_recorded_once_and_read_by_the_check(capsys, predictions
     with pytest.raises(ExerciseError, match="predict one of"):
         predict("1.6", "4x")
     with pytest.raises(TypeError, match="not a predict-then-run"):
-        predict("1.2", 31)
+        predict("1.2", 78)
 
 
 _CALLED_ID = re.compile(r"(?<![.\w])(?:check|predict)\(\s*[\"']([^\"']+)[\"']")
@@ -680,6 +680,37 @@ def _quoted(pattern: str, text: str) -> list:
     m = re.search(pattern, text)
     assert m, f"{pattern!r} not in the note: {text}"
     return [float(g.replace(",", "")) for g in m.groups()]
+
+
+def _task(exercise: str) -> str:
+    """The task of ``exercise`` as the page shows it, on one line."""
+    nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+    [task] = [c.source for c in nb.cells if f"**Exercise {exercise}.**" in c.source]
+    return " ".join(task.split())
+
+
+@pytest.mark.no_edition
+def test_the_1_2_note_quotes_stacks_counted_from_their_tensors():
+    """The task states the budget and the width the answer is computed for; the layers the
+    note quotes are what the rule gives and the most that fit, counted on built models (the
+    answer's stack within the budget, one more block over it); the gap it estimates brackets
+    the real one."""
+    from depthnotes.course.answers.ch1 import BUDGET_1_2, SUBQUESTIONS, WIDTH_1_2
+
+    budget, d = BUDGET_1_2, WIDTH_1_2
+    assert f"budget of {budget:,} non-embedding" in _task("1.2")
+    assert f"width $d = {d}$" in _task("1.2")
+    note = SUBQUESTIONS["1.2"]
+    [quoted_budget, rule] = _quoted(r"By the rule, ([\d,]+) // 12d² = (\d+) layers", note)
+    [exact] = _quoted(r"so (\d+) fit", note)
+    assert (quoted_budget, rule) == (budget, budget // (12 * d * d))
+    fits, over = (_model(n_layer=int(exact) + k, d_model=d, n_head=1, d_ff=4 * d)
+                  for k in (0, 1))
+    assert _non_embedding(fits) <= budget < _non_embedding(over)
+    assert exact == EXERCISES["1.2"].expected()
+    low, high, real = _quoted(r"exact answer is (\d+) or (\d+) layers fewer \(here (\d+)\)",
+                              note)
+    assert real == rule - exact and low <= real <= high
 
 
 @pytest.mark.no_edition
