@@ -157,7 +157,7 @@ CASES = {
              {"model": WIDE, "answer": _non_embedding(WIDE), "conclusion": True},
              {"conclusion": "no"}]),
     "2.1": (None, {}, [4608.0, 3351.0, 6702.04 * 2, 6700.0, 6.7e3]),
-    "2.2": (48, {}, [24, 4, 47.5]),
+    "2.2": (2, {}, [1, 48, 0.5, 4, 294_912, "2"]),
     "2.5": (lambda L, d, mem: mem // (2 * L * d * 4), {},
             [lambda L, d, mem: mem // (L * d * 4), lambda L, d, mem: mem / (8 * L * d),
              lambda L, d, mem: 7]),
@@ -457,6 +457,7 @@ def _shown_cells(path: Path):
 #: Numbers in a chapter that equal an answer by coincidence, not as its answer: the exact
 #: source text, removed before the search (each one is read and justified here).
 COINCIDENCES = {
+    "2.2": [":>12.0f}"],                        # a printed table's column width
     "3.4": ["bbox_to_anchor=(1.0, 0.5)",       # where a figure's legend sits
             "ylim=(0.5, 9.5)", "deep + 0.5",   # half a block of margin in a figure
             'rules[8]["window"] < 0.5',        # the text's "one half", of other rules
@@ -711,6 +712,31 @@ def test_the_1_2_note_quotes_stacks_counted_from_their_tensors():
     low, high, real = _quoted(r"exact answer is (\d+) or (\d+) layers fewer \(here (\d+)\)",
                               note)
     assert real == rule - exact and low <= real <= high
+
+
+@pytest.mark.no_edition
+def test_the_2_2_note_quotes_the_depth_and_caches_of_the_built_shapes():
+    """The depth the note quotes gives, by the rule, the wide model's count; the cache bytes it
+    quotes are those of the library's own KV cache for the two shapes (allocated on the meta
+    device, as the chapter reads them), and their ratio is the answer."""
+    from depthnotes.core.model import KVCache
+    from depthnotes.course.answers.ch2 import DEEP_2_2, SUBQUESTIONS, WIDE_2_2
+
+    task = _task("2.2")
+    assert f"$L = {WIDE_2_2.n_layer}$, $d = {WIDE_2_2.d_model}$" in task
+    assert f"Keep $d = {DEEP_2_2.d_model}$" in task
+    note = SUBQUESTIONS["2.2"]
+    [L] = _quoted(r"deep model has L = (\d+) layers", note)
+    assert 12 * L * 768 ** 2 == 12 * 12 * 1536 ** 2 and L == DEEP_2_2.n_layer
+
+    def cached(config):
+        cache = KVCache(config, batch=1, max_len=1, dtype=torch.float32, device="meta")
+        return (cache.k.numel() + cache.v.numel()) * cache.k.element_size()
+    deep, wide = _quoted(r"caches ([\d,]+) bytes, the wide one ([\d,]+):", note)
+    assert (deep, wide) == (cached(DEEP_2_2), cached(WIDE_2_2))
+    assert deep / wide == EXERCISES["2.2"].expected()
+    counts = _quoted(r"hold ([\d,]+) and ([\d,]+) non-embedding", note)
+    assert counts == [count_params(c).non_embedding for c in (DEEP_2_2, WIDE_2_2)]
 
 
 @pytest.mark.no_edition

@@ -22,18 +22,49 @@ def _crossover(head: bool = True, factor: int = 4) -> float:
     return weights / (factor * c.n_layer * c.d_model)
 
 
+def _by_rule(config: ModelConfig) -> int:
+    """The rule's non-embedding count, 12·L·d²."""
+    return 12 * config.n_layer * config.d_model ** 2
+
+
+#: Exercise 2.2's two shapes (its task states them): the 2× width model, GPT-2 small at
+#: d = 1536, and GPT-2 small's width with the depth at which the rule 12·L·d² gives the wide
+#: model's count.
+_SMALL = ModelConfig.preset("gpt2-small")
+WIDE_2_2 = _SMALL.replace(d_model=1536)
+DEEP_2_2 = _SMALL.replace(n_layer=_by_rule(WIDE_2_2) // _by_rule(_SMALL.replace(n_layer=1)))
+
+
+def _kv_per_token(config: ModelConfig) -> int:
+    """Bytes of KV cache per cached token, batch 1, float32 (a key and a value of d numbers
+    in every layer): ``decode_kv_bytes`` at one position."""
+    from depthnotes.bench.latency import decode_kv_bytes
+
+    return decode_kv_bytes(config, 1)
+
+
 ANSWERS = {
     "2.2": Number(
-        expected=lambda: 12 * (1536 // 768) ** 2, integer=True,
-        idea="Both models must hold the same 12·L·d²: ask how many times more weights one "
-             "layer of width 1536 holds than one of width 768.",
+        expected=lambda: _kv_per_token(DEEP_2_2) / _kv_per_token(WIDE_2_2), digits=4,
+        idea="First find the depth at d = 768 whose 12·L·d² matches the wide model's; then "
+             "compare what the two cache per token: a key and a value of d numbers in every "
+             "layer.",
         mistakes=(
-            Mistake(lambda: 12 * 1536 // 768,
-                    "Doubling the width does not double a layer's weights: they grow with the "
-                    "square of d."),
-            Mistake(lambda: 1536 ** 2 // 768 ** 2,
-                    "That is how many narrow layers one wide layer is worth; the wide model "
-                    "has several layers."),
+            Mistake(lambda: _by_rule(DEEP_2_2) / _by_rule(WIDE_2_2),
+                    "Equal parameters do not mean an equal cache: a layer's weights grow with "
+                    "d², the key and value it caches per token with d."),
+            Mistake(lambda: DEEP_2_2.n_layer,
+                    "That is the deep model's number of layers; the question asks for its "
+                    "cache per token divided by the wide model's."),
+            Mistake(lambda: _kv_per_token(WIDE_2_2) / _kv_per_token(DEEP_2_2),
+                    "That is the wide model's cache over the deep model's: put the deep "
+                    "model's on top."),
+            Mistake(lambda: DEEP_2_2.n_layer / WIDE_2_2.n_layer,
+                    "The ratio of the layer counts is only part of it: each layer caches a "
+                    "key and a value of its model's own width d, and the two widths differ."),
+            Mistake(lambda: _kv_per_token(DEEP_2_2),
+                    "That is the deep model's cache in bytes per token; divide it by the "
+                    "wide model's."),
         )),
     "2.3": Number(
         expected=lambda: _preset("gpt2-small", tie_embeddings=False).total,
@@ -105,8 +136,23 @@ def _note_2_7() -> str:
             f"{deep.context:,} positions: at T = {cache_crossing(deep):,}).")
 
 
+def _note_2_2() -> str:
+    """Exercise 2.2's first step (the depth, which no check reads) and the two caches, every
+    number computed from the rule, ``count_params`` and ``decode_kv_bytes``."""
+    deep, wide = DEEP_2_2, WIDE_2_2
+    exact = {c: count_params(c).non_embedding for c in (deep, wide)}
+    return (f"By the rule the deep model has L = {deep.n_layer} layers "
+            f"(12·{wide.n_layer}·{wide.d_model}² = 12·L·{deep.d_model}²); counted exactly, "
+            f"the two hold {exact[deep]:,} and {exact[wide]:,} non-embedding parameters, "
+            f"{100 * abs(exact[deep] / exact[wide] - 1):.2f} % apart. Per token the deep "
+            f"model caches {_kv_per_token(deep):,} bytes, the wide one "
+            f"{_kv_per_token(wide):,}: the cache is 2·L·d numbers, and at equal L·d² the "
+            "narrower model has the larger L·d, by the ratio of the widths.")
+
+
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes),
 #: computed: a note cannot drift from what the package counts.
 SUBQUESTIONS = {
+    "2.2": _note_2_2(),
     "2.7": _note_2_7(),
 }
