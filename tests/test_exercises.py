@@ -139,6 +139,13 @@ KHOP = FakeRecord({
 CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_TASK.seq_len)
 CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
 
+
+def _kv_mb(n_layer: int, d_model: int, tokens: int = 1024) -> float:
+    """MB (10^6 bytes) of a float32 KV cache, batch 1: a key and a value of d_model numbers per
+    layer and token (exercise 2.2's shapes, written out here rather than read from its answer)."""
+    return 2 * n_layer * d_model * tokens * 4 / 1e6
+
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
@@ -157,7 +164,10 @@ CASES = {
              {"model": WIDE, "answer": _non_embedding(WIDE), "conclusion": True},
              {"conclusion": "no"}]),
     "2.1": (None, {}, [4608.0, 3351.0, 6702.04 * 2, 6700.0, 6.7e3]),
-    "2.2": (2, {}, [1, 48, 0.5, 4, 294_912, "2"]),
+    "2.2": (_kv_mb(75, 768) - _kv_mb(12, 1920), {},
+            [0, _kv_mb(75, 768), _kv_mb(12, 1920), round(_kv_mb(75, 768) - _kv_mb(12, 1920)),
+             (_kv_mb(75, 768) - _kv_mb(12, 1920)) * 1e6 / 2 ** 20,
+             f"{_kv_mb(75, 768) - _kv_mb(12, 1920):.1f}"]),
     "2.5": (lambda L, d, mem: mem // (2 * L * d * 4), {},
             [lambda L, d, mem: mem // (L * d * 4), lambda L, d, mem: mem / (8 * L * d),
              lambda L, d, mem: 7]),
@@ -457,7 +467,6 @@ def _shown_cells(path: Path):
 #: Numbers in a chapter that equal an answer by coincidence, not as its answer: the exact
 #: source text, removed before the search (each one is read and justified here).
 COINCIDENCES = {
-    "2.2": [":>12.0f}"],                        # a printed table's column width
     "3.4": ["bbox_to_anchor=(1.0, 0.5)",       # where a figure's legend sits
             "ylim=(0.5, 9.5)", "deep + 0.5",   # half a block of margin in a figure
             'rules[8]["window"] < 0.5',        # the text's "one half", of other rules
@@ -716,25 +725,36 @@ def test_the_1_2_note_quotes_stacks_counted_from_their_tensors():
 
 @pytest.mark.no_edition
 def test_the_2_2_note_quotes_the_depth_and_caches_of_the_built_shapes():
-    """The depth the note quotes gives, by the rule, the wide model's count; the cache bytes it
-    quotes are those of the library's own KV cache for the two shapes (allocated on the meta
-    device, as the chapter reads them), and their ratio is the answer."""
+    """The task states the two widths, the wide model's depth and the context; the depth the
+    note quotes gives, by the rule, the wide model's count; the cache bytes it quotes are those
+    of the library's own KV cache for the two shapes at that context (allocated on the meta
+    device, as the chapter reads them), and the answer is their difference in MB."""
     from depthnotes.core.model import KVCache
-    from depthnotes.course.answers.ch2 import DEEP_2_2, SUBQUESTIONS, WIDE_2_2
+    from depthnotes.course.answers.ch2 import CONTEXT_2_2, DEEP_2_2, SUBQUESTIONS, WIDE_2_2
+    from depthnotes.course.kinds import keys
 
     task = _task("2.2")
-    assert f"$L = {WIDE_2_2.n_layer}$, $d = {WIDE_2_2.d_model}$" in task
+    assert f"($L = {WIDE_2_2.n_layer}$, $d = {WIDE_2_2.d_model}$)" in task
     assert f"Keep $d = {DEEP_2_2.d_model}$" in task
+    assert f"full context of {CONTEXT_2_2:,} tokens" in task
     note = SUBQUESTIONS["2.2"]
     [L] = _quoted(r"deep model has L = (\d+) layers", note)
-    assert 12 * L * 768 ** 2 == 12 * 12 * 1536 ** 2 and L == DEEP_2_2.n_layer
+    assert 12 * L * DEEP_2_2.d_model ** 2 == 12 * WIDE_2_2.n_layer * WIDE_2_2.d_model ** 2
+    assert L == DEEP_2_2.n_layer and DEEP_2_2.d_model == ModelConfig.preset("gpt2-small").d_model
 
     def cached(config):
-        cache = KVCache(config, batch=1, max_len=1, dtype=torch.float32, device="meta")
+        cache = KVCache(config, batch=1, max_len=CONTEXT_2_2, dtype=torch.float32,
+                        device="meta")
         return (cache.k.numel() + cache.v.numel()) * cache.k.element_size()
+    [T] = _quoted(r"For ([\d,]+) tokens", note)
     deep, wide = _quoted(r"caches ([\d,]+) bytes, the wide one ([\d,]+):", note)
-    assert (deep, wide) == (cached(DEEP_2_2), cached(WIDE_2_2))
-    assert deep / wide == EXERCISES["2.2"].expected()
+    assert T == CONTEXT_2_2 and (deep, wide) == (cached(DEEP_2_2), cached(WIDE_2_2))
+    expected = EXERCISES["2.2"].expected()
+    assert math.isclose((deep - wide) / 1e6, expected, rel_tol=1e-12)
+    values = [expected] + [m.wrong() for m in EXERCISES["2.2"].mistakes]
+    forms = [set(keys(v, EXERCISES["2.2"].digits)) for v in values]
+    assert all(not a & b for i, a in enumerate(forms) for b in forms[i + 1:]), \
+        "the answer and each mistake apart at the check's digits"
     counts = _quoted(r"hold ([\d,]+) and ([\d,]+) non-embedding", note)
     assert counts == [count_params(c).non_embedding for c in (DEEP_2_2, WIDE_2_2)]
 

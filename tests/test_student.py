@@ -373,12 +373,11 @@ def test_the_student_edition_holds_no_answer(tmp_path):
     """The handout with the student edition of the package, installed into a clean virtual
     environment (no system site-packages, nothing but the wheel): the installed package has no
     plain answers, and no fixed answer is written in it or in the handout by value, at the
-    precision its check accepts. Whole-number answers under 100 (78 layers, 16 hops, a ratio
-    of 2...) are also every module's and chapter's ordinary constants (widths, depths, cell
-    counts, a printed "×2.000"), so a search by value cannot tell a leak from a width: for
-    those the sealed table is searched with its hashes and the hidden cases' questions removed
-    (tests/test_exercises.py), as are the hidden cases' outputs; choices are words listed with
-    all their alternatives."""
+    precision its check accepts. Whole-number answers under 100 (31 layers, 16 hops...) are
+    also every module's and chapter's ordinary constants (widths, depths, cell counts), so a
+    search by value cannot tell a leak from a width: for those the sealed table is searched
+    with its hashes and the hidden cases' questions removed (tests/test_exercises.py), as are
+    the hidden cases' outputs; choices are words listed with all their alternatives."""
     import subprocess
     import venv
 
@@ -407,8 +406,8 @@ def test_the_student_edition_holds_no_answer(tmp_path):
     for ex, spec in ANSWERS.items():
         if isinstance(spec, (Choice, Function)):
             continue
-        if float(spec.expected()).is_integer() and abs(spec.expected()) < 100:
-            continue               # a small whole number (a count, or a ratio such as 2.2's)
+        if spec.integer and abs(spec.expected()) < 100:
+            continue
         for path in files + notebooks:
             hits = _forms_found(path.read_text(errors="replace"), spec)
             if hits:
