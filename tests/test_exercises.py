@@ -139,12 +139,19 @@ KHOP = FakeRecord({
 CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_TASK.seq_len)
 CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
 
+
+def _kv_mb(n_layer: int, d_model: int, tokens: int = 1024) -> float:
+    """MB (10^6 bytes) of a float32 KV cache, batch 1: a key and a value of d_model numbers per
+    layer and token (exercise 2.2's shapes, written out here rather than read from its answer)."""
+    return 2 * n_layer * d_model * tokens * 4 / 1e6
+
+
 # id: (the solution, the values the check cell passes, [plausible wrong answers])
 # (for an experiment, a wrong "answer" may be a dict of keyword arguments to change)
 CASES = {
     "1.1": (_block_params, {}, [lambda d, m=4: 12 * d * d, lambda d, m=4: 12 * d * d + 13 * d,
                                 lambda d, m=4: None, "12 d^2"]),
-    "1.2": (31, {}, [31.79, 32, 381, "31"]),
+    "1.2": (78, {}, [81, 80, 79, 78.5, "78"]),
     "1.3": (8 / 3, {}, [4, 8, 12.0, 2]),
     "1.4": ("width", {}, ["depth", "wider", 1]),
     "1.6": ((_model(n_layer=2, d_model=32), _model(n_layer=2, d_model=64)),
@@ -157,7 +164,10 @@ CASES = {
              {"model": WIDE, "answer": _non_embedding(WIDE), "conclusion": True},
              {"conclusion": "no"}]),
     "2.1": (None, {}, [4608.0, 3351.0, 6702.04 * 2, 6700.0, 6.7e3]),
-    "2.2": (48, {}, [24, 4, 47.5]),
+    "2.2": (_kv_mb(75, 768) - _kv_mb(12, 1920), {},
+            [0, _kv_mb(75, 768), _kv_mb(12, 1920), round(_kv_mb(75, 768) - _kv_mb(12, 1920)),
+             (_kv_mb(75, 768) - _kv_mb(12, 1920)) * 1e6 / 2 ** 20,
+             f"{_kv_mb(75, 768) - _kv_mb(12, 1920):.1f}"]),
     "2.5": (lambda L, d, mem: mem // (2 * L * d * 4), {},
             [lambda L, d, mem: mem // (L * d * 4), lambda L, d, mem: mem / (8 * L * d),
              lambda L, d, mem: 7]),
@@ -417,7 +427,7 @@ def test_the_check_names_what_it_needs():
     with pytest.raises(TypeError, match="corpus"):
         check("4.2", lambda ids, V: 0.0)
     with pytest.raises(TypeError, match="unexpected"):
-        check("1.2", 31, fit=FIT)
+        check("1.2", 78, fit=FIT)
     with pytest.raises(KeyError, match="no exercise '9.9'"):
         check("9.9", 1)
     assert describe_check("1.2") == "a whole number, exactly"
@@ -622,7 +632,7 @@ def test_a_prediction_is_recorded_once_and_read_by_the_check(capsys, predictions
     with pytest.raises(ExerciseError, match="predict one of"):
         predict("1.6", "4x")
     with pytest.raises(TypeError, match="not a predict-then-run"):
-        predict("1.2", 31)
+        predict("1.2", 78)
 
 
 _CALLED_ID = re.compile(r"(?<![.\w])(?:check|predict)\(\s*[\"']([^\"']+)[\"']")
@@ -680,6 +690,73 @@ def _quoted(pattern: str, text: str) -> list:
     m = re.search(pattern, text)
     assert m, f"{pattern!r} not in the note: {text}"
     return [float(g.replace(",", "")) for g in m.groups()]
+
+
+def _task(exercise: str) -> str:
+    """The task of ``exercise`` as the page shows it, on one line."""
+    nb = nbformat.read(_chapter(int(exercise.split(".")[0])), as_version=4)
+    [task] = [c.source for c in nb.cells if f"**Exercise {exercise}.**" in c.source]
+    return " ".join(task.split())
+
+
+@pytest.mark.no_edition
+def test_the_1_2_note_quotes_stacks_counted_from_their_tensors():
+    """The task states the budget and the width the answer is computed for; the layers the
+    note quotes are what the rule gives and the most that fit, counted on built models (the
+    answer's stack within the budget, one more block over it); the gap it estimates brackets
+    the real one."""
+    from depthnotes.course.answers.ch1 import BUDGET_1_2, SUBQUESTIONS, WIDTH_1_2
+
+    budget, d = BUDGET_1_2, WIDTH_1_2
+    assert f"budget of {budget:,} non-embedding" in _task("1.2")
+    assert f"width $d = {d}$" in _task("1.2")
+    note = SUBQUESTIONS["1.2"]
+    [quoted_budget, rule] = _quoted(r"By the rule, ([\d,]+) // 12d² = (\d+) layers", note)
+    [exact] = _quoted(r"so (\d+) fit", note)
+    assert (quoted_budget, rule) == (budget, budget // (12 * d * d))
+    fits, over = (_model(n_layer=int(exact) + k, d_model=d, n_head=1, d_ff=4 * d)
+                  for k in (0, 1))
+    assert _non_embedding(fits) <= budget < _non_embedding(over)
+    assert exact == EXERCISES["1.2"].expected()
+    low, high, real = _quoted(r"exact answer is (\d+) or (\d+) layers fewer \(here (\d+)\)",
+                              note)
+    assert real == rule - exact and low <= real <= high
+
+
+@pytest.mark.no_edition
+def test_the_2_2_note_quotes_the_depth_and_caches_of_the_built_shapes():
+    """The task states the two widths, the wide model's depth and the context; the depth the
+    note quotes gives, by the rule, the wide model's count; the cache bytes it quotes are those
+    of the library's own KV cache for the two shapes at that context (allocated on the meta
+    device, as the chapter reads them), and the answer is their difference in MB."""
+    from depthnotes.core.model import KVCache
+    from depthnotes.course.answers.ch2 import CONTEXT_2_2, DEEP_2_2, SUBQUESTIONS, WIDE_2_2
+    from depthnotes.course.kinds import keys
+
+    task = _task("2.2")
+    assert f"($L = {WIDE_2_2.n_layer}$, $d = {WIDE_2_2.d_model}$)" in task
+    assert f"Keep $d = {DEEP_2_2.d_model}$" in task
+    assert f"full context of {CONTEXT_2_2:,} tokens" in task
+    note = SUBQUESTIONS["2.2"]
+    [L] = _quoted(r"deep model has L = (\d+) layers", note)
+    assert 12 * L * DEEP_2_2.d_model ** 2 == 12 * WIDE_2_2.n_layer * WIDE_2_2.d_model ** 2
+    assert L == DEEP_2_2.n_layer and DEEP_2_2.d_model == ModelConfig.preset("gpt2-small").d_model
+
+    def cached(config):
+        cache = KVCache(config, batch=1, max_len=CONTEXT_2_2, dtype=torch.float32,
+                        device="meta")
+        return (cache.k.numel() + cache.v.numel()) * cache.k.element_size()
+    [T] = _quoted(r"For ([\d,]+) tokens", note)
+    deep, wide = _quoted(r"caches ([\d,]+) bytes, the wide one ([\d,]+):", note)
+    assert T == CONTEXT_2_2 and (deep, wide) == (cached(DEEP_2_2), cached(WIDE_2_2))
+    expected = EXERCISES["2.2"].expected()
+    assert math.isclose((deep - wide) / 1e6, expected, rel_tol=1e-12)
+    values = [expected] + [m.wrong() for m in EXERCISES["2.2"].mistakes]
+    forms = [set(keys(v, EXERCISES["2.2"].digits)) for v in values]
+    assert all(not a & b for i, a in enumerate(forms) for b in forms[i + 1:]), \
+        "the answer and each mistake apart at the check's digits"
+    counts = _quoted(r"hold ([\d,]+) and ([\d,]+) non-embedding", note)
+    assert counts == [count_params(c).non_embedding for c in (DEEP_2_2, WIDE_2_2)]
 
 
 @pytest.mark.no_edition

@@ -1,4 +1,4 @@
-"""The checks that exercise cells call: ``check("1.2", layers_in_budget)``.
+"""The checks that exercise cells call: ``check("1.2", layers_that_fit)``.
 
 Each exercise in the book is a task (markdown), an answer cell (its solution between
 ``### BEGIN SOLUTION`` / ``### END SOLUTION``, hidden on the site and replaced by ``...`` in the

@@ -3,6 +3,8 @@ the student edition holds these sealed, ``depthnotes.course.sealed``)."""
 
 from __future__ import annotations
 
+import math
+
 from depthnotes.core.config import ModelConfig
 from depthnotes.core.params import count_params
 from depthnotes.course.kinds import Choice, Function, Mistake, Number, Written
@@ -13,6 +15,27 @@ def _block(d: int, mult: int) -> int:
     """Exact parameters of one block of width d with d_ff = mult * d (from count_params)."""
     return count_params(ModelConfig(n_layer=1, d_model=d, n_head=1, d_ff=mult * d)) \
         .per_block.total
+
+
+#: Exercise 1.2's budget of non-embedding parameters and the width of its layers (its task
+#: states both; a test checks that it does).
+BUDGET_1_2, WIDTH_1_2 = 1_000_000, 32
+
+
+def _by_rule(budget: int, d: int) -> int:
+    """The whole layers of width d that the rule 12·L·d² fits in ``budget``."""
+    return budget // (12 * d * d)
+
+
+def layers_within(budget: int, d: int) -> int:
+    """The most whole layers of width d (d_ff = 4d) whose exact non-embedding count, as
+    ``count_params`` counts it (biases, both LayerNorms per block, the final LayerNorm),
+    stays within ``budget``."""
+    n_layer = 0
+    while count_params(ModelConfig(n_layer=n_layer + 1, d_model=d, n_head=1)) \
+            .non_embedding <= budget:
+        n_layer += 1
+    return n_layer
 
 
 ANSWERS = {
@@ -33,15 +56,24 @@ ANSWERS = {
                     "Your function ignores ffn_mult: the FFN's size depends on it."),
         )),
     "1.2": Number(
-        expected=lambda: 100e6 // (12 * 512 ** 2), integer=True,
-        idea="A layer costs the same every time: count how many whole layers the budget pays "
-             "for, and leave out a layer that would not fit completely.",
+        expected=lambda: layers_within(BUDGET_1_2, WIDTH_1_2), integer=True,
+        idea="The rule counts the weight matrices alone. Work out what one block of this "
+             "width really holds and what the stack holds besides its blocks, then find the "
+             "most whole layers whose exact count stays within the budget.",
         mistakes=(
-            Mistake(lambda: 100e6 // (12 * 512 ** 2) + 1,
-                    "That many layers would go over the budget: round down, not up."),
-            Mistake(lambda: 100e6 // 512 ** 2,
-                    "One layer costs more than d² weights: attention and the FFN together "
-                    "hold several d × d-sized matrices."),
+            Mistake(lambda: _by_rule(BUDGET_1_2, WIDTH_1_2),
+                    "That is what the rule 12·L·d² allows. It leaves out every block's biases "
+                    "and two LayerNorms, and the final LayerNorm: at a width this small they "
+                    "are a few per cent of a block, and over this many blocks they add up to "
+                    "whole layers."),
+            Mistake(lambda: _by_rule(BUDGET_1_2, WIDTH_1_2) - 1,
+                    "Taking one layer off the rule's answer is not enough: what the rule leaves "
+                    "out, a few per cent of every block, adds up to more than one layer over "
+                    "this many blocks. Count one block exactly, and the final LayerNorm."),
+            Mistake(lambda: layers_within(BUDGET_1_2, WIDTH_1_2) + 1,
+                    "That many layers, counted exactly, go over the budget: round down, not "
+                    "up, and count every bias, both LayerNorms of each block and the final "
+                    "LayerNorm."),
         )),
     "1.3": Number(
         expected=lambda: (12 - 4) / 3, digits=4,
@@ -129,8 +161,27 @@ def _note_1_5() -> str:
             "depth).")
 
 
+def _note_1_2() -> str:
+    """Exercise 1.2's sub-question (how far apart the rule's answer and the exact one should
+    be), every number computed from ``count_params`` and the rule."""
+    budget, d = BUDGET_1_2, WIDTH_1_2
+    counts = count_params(ModelConfig(n_layer=1, d_model=d, n_head=1))
+    block, left_out = counts.per_block.total, counts.per_block.total - 12 * d * d
+    rule, exact = _by_rule(budget, d), layers_within(budget, d)
+    gap = (rule * left_out + counts.final_norm) / block     # the rule's blocks, in layers
+    return (f"By the rule, {budget:,} // 12d² = {rule} layers. Counted exactly, a block of "
+            f"width {d} holds {block:,} parameters (12d² + {left_out // d}d) and the stack "
+            f"also its final norm's {counts.final_norm} ({counts.final_norm // d}d), so "
+            f"{exact} fit. The estimate: the rule leaves out {left_out // d}d of every block, "
+            f"{100 * left_out / (12 * d * d):.1f} % of its 12d² at d = {d}; over the rule's "
+            f"{rule} blocks, with the final norm, that is {gap:.1f} blocks' worth, so the "
+            f"exact answer is {math.floor(gap)} or {math.ceil(gap)} layers fewer (here "
+            f"{rule - exact}).")
+
+
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes),
 #: computed: a note cannot drift from what the package counts.
 SUBQUESTIONS = {
+    "1.2": _note_1_2(),
     "1.5": _note_1_5(),
 }
