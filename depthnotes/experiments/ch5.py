@@ -939,8 +939,6 @@ def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
-    "deepnorm_depth_pre_gpt2": "about 80 CPU-minutes (three seeds, three rates, L = 48 and "
-                               "200 x 400 steps); running",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }
