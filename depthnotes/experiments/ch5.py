@@ -962,7 +962,6 @@ def deepnorm_sweep_updates(quick: bool = False) -> Experiment:
 #: registry lists them, their quick variants run in the tests, and the chapter says what is
 #: and is not tested without them.
 UNRECORDED = {
-    "deepnorm_depth_pre_gpt2_high": "about 3 CPU-minutes; running",
     "deepnorm_depth_sweep_post": "about 95 CPU-minutes (three seeds of 1,000 blocks x 400 "
                                  "steps)",
 }
