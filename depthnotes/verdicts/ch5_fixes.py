@@ -172,22 +172,28 @@ RECORDS_48_LONG_LNS = ("layer_use_48_long", "layer_use_48_long_edges",
 #: top; defined 2026-12-05 before it ran), L = 200 from the records of as many tokens (the
 #: later three added after the first was read: ``_low`` where two grids did not bracket their
 #: best at the low end, ``_post_low`` and ``_post_high`` one rate beyond each end of
-#: post-norm's flat grid).
-DEPTH_RECORDS_48 = ("deepnorm_depth_48_same_text",)
+#: post-norm's flat grid). ``deepnorm_depth_pre_gpt2`` adds a fourth family at both depths,
+#: pre-norm with GPT-2's init (defined 2026-12-06, its rule stated before it was read), and
+#: ``_high`` one rate above its grid at L = 48, added after it was read (its top rate was
+#: within noise of its best).
+DEPTH_RECORDS_48 = ("deepnorm_depth_48_same_text", "deepnorm_depth_pre_gpt2",
+                    "deepnorm_depth_pre_gpt2_high")
 DEPTH_RECORDS_200 = ("deepnorm_depth_200_long", "deepnorm_depth_200_long_low",
-                     "deepnorm_depth_200_post_low", "deepnorm_depth_200_post_high")
+                     "deepnorm_depth_200_post_low", "deepnorm_depth_200_post_high",
+                     "deepnorm_depth_pre_gpt2")
 #: The first two records of the depth comparison (L = 48 for 400 steps and L = 200 for 200,
 #: each seed scored on held-out batches drawn from its own seed): the earlier readings.
 FIRST_DEPTH_RECORDS = ("deepnorm_depth_comparison", "deepnorm_depth_lr")
-#: The records chapter 5 shows, in the order the chapter reads them.
-RECORDS = ("prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
-           "prenorm_vs_postnorm_shallow_top",
-           *FIRST_DEPTH_RECORDS, *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
-           *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "layer_use_48_confirm", "prenorm_layer_use",
-           "prenorm_layer_use_rates",
-           "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
-           "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep",
-           "deepnorm_sweep_updates")
+#: The records chapter 5 shows, in the order the chapter reads them (each once).
+RECORDS = tuple(dict.fromkeys((
+    "prenorm_vs_postnorm_grid", "prenorm_vs_postnorm_shallow",
+    "prenorm_vs_postnorm_shallow_top",
+    *FIRST_DEPTH_RECORDS, *DEPTH_RECORDS_48, *DEPTH_RECORDS_200, *RECORDS_48,
+    *RECORDS_48_LONG, *RECORDS_48_LONG_LNS, "layer_use_48_confirm", "prenorm_layer_use",
+    "prenorm_layer_use_rates",
+    "init_response_depth", "init_response_sgd", "init_response_sgd_blocks",
+    "init_response_sgd_deepnet", "deepnorm_1000_layers", "deepnorm_depth_sweep",
+    "deepnorm_sweep_updates")))
 
 
 def depth_grid(recs: dict, at_48=DEPTH_RECORDS_48, at_200=DEPTH_RECORDS_200):
@@ -294,9 +300,10 @@ class DepthComparisonVerdict:
     def reason(self, n_layer: int) -> str:
         """Why depth ``n_layer`` has its word, as a phrase the chapter can quote after
         "at L = ...": the claimed family (first of the comparison) against the other."""
-        claim, other = self.claim.split(",")[0], self.other.split(",")[0]
+        claim, other = _short(self.claim, self.other), _short(self.other, self.claim)
         if n_layer in self.unbracketed:
-            edge = " and ".join(f.split(",")[0] for f in self.unbracketed[n_layer])
+            edge = " and ".join(_short(f, self.claim if f == self.other else self.other)
+                                for f in self.unbracketed[n_layer])
             return f"not testable (the grid does not bracket {edge}'s best rate)"
         if n_layer in self.holds:
             return f"{claim} trains and ends clearly below {other}"
@@ -305,6 +312,16 @@ class DepthComparisonVerdict:
         if n_layer in self.within_noise:
             return f"{claim} and {other} are within noise"
         return f"{other} ends clearly below {claim}"
+
+
+def _short(family: str, beside: str) -> str:
+    """A family's name without its init ("pre-norm, Xavier": "pre-norm"), unless the family
+    it is set beside has the same short name: then with it in brackets ("pre-norm (GPT-2
+    init)")."""
+    short, _, init = family.partition(",")
+    if short == beside.partition(",")[0] and init:
+        return f"{short} ({init.strip()})"
+    return short
 
 
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
