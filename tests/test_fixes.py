@@ -1162,3 +1162,29 @@ def test_training_updates_judged_before_saturation():
     curves[("post", 48)] = curves.pop(("post", 1000))
     with pytest.raises(ValueError, match="deepest"):
         training_updates(sweep_update_record(curves), post="post")
+
+
+def test_a_depth_sentence_names_the_init_where_two_families_share_a_name():
+    """The depth verdicts' sentences name a family without its init ("post-norm"), unless
+    another family of the grid shares that name: then both carry it, so that no sentence says
+    "below pre-norm" when the grid holds two pre-norms (chapter 5's depth grid does)."""
+    from depthnotes.data.corpus import load_corpus, unigram_loss
+    from depthnotes.experiments.records import load_record
+    from depthnotes.verdicts.ch4_trainability import depth_outcomes
+    from depthnotes.verdicts.ch5_fixes import (DEPTH_RECORDS_200, DEPTH_RECORDS_48,
+                                               UNIGRAM_MARGIN, depth_grid, depth_verdict,
+                                               sentence_names)
+
+    four = ["post-norm, Xavier", "DeepNorm", "pre-norm, Xavier", "pre-norm, GPT-2 init"]
+    assert sentence_names(four) == {"post-norm, Xavier": "post-norm", "DeepNorm": "DeepNorm",
+                                    "pre-norm, Xavier": "pre-norm (Xavier)",
+                                    "pre-norm, GPT-2 init": "pre-norm (GPT-2 init)"}
+    assert sentence_names(four[:3])["pre-norm, Xavier"] == "pre-norm"
+    recs = {n: load_record(n) for n in (*DEPTH_RECORDS_48, *DEPTH_RECORDS_200)}
+    out = depth_outcomes(depth_grid(recs), unigram_loss(load_corpus()), UNIGRAM_MARGIN)
+    assert set(out) == set(four)
+    for claim, other in (("DeepNorm", "pre-norm, Xavier"), ("pre-norm, Xavier", "DeepNorm")):
+        v = depth_verdict(out, claim=claim, other=other)
+        for L in (48, 200):
+            assert "pre-norm (Xavier)" in v.reason(L)
+            assert "pre-norm " not in v.reason(L).replace("pre-norm (", "")

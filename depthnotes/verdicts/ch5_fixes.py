@@ -127,7 +127,7 @@ grid brackets it). A family at one depth "trains" only when every seed trained
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -296,14 +296,15 @@ class DepthComparisonVerdict:
     unbracketed: dict               # {L: families whose best rate the grid does not bracket}
     claim: str = ""                 # the family the claim is about, and the one it is set against
     other: str = ""
+    names: dict = field(default_factory=dict)   # {family: its name in a sentence}
 
     def reason(self, n_layer: int) -> str:
         """Why depth ``n_layer`` has its word, as a phrase the chapter can quote after
         "at L = ...": the claimed family (first of the comparison) against the other."""
-        claim, other = _short(self.claim, self.other), _short(self.other, self.claim)
+        name = {f: self.names.get(f, f) for f in (self.claim, self.other)}
+        claim, other = name[self.claim], name[self.other]
         if n_layer in self.unbracketed:
-            edge = " and ".join(_short(f, self.claim if f == self.other else self.other)
-                                for f in self.unbracketed[n_layer])
+            edge = " and ".join(name[f] for f in self.unbracketed[n_layer])
             return f"not testable (the grid does not bracket {edge}'s best rate)"
         if n_layer in self.holds:
             return f"{claim} trains and ends clearly below {other}"
@@ -314,14 +315,15 @@ class DepthComparisonVerdict:
         return f"{other} ends clearly below {claim}"
 
 
-def _short(family: str, beside: str) -> str:
-    """A family's name without its init ("pre-norm, Xavier": "pre-norm"), unless the family
-    it is set beside has the same short name: then with it in brackets ("pre-norm (GPT-2
-    init)")."""
-    short, _, init = family.partition(",")
-    if short == beside.partition(",")[0] and init:
-        return f"{short} ({init.strip()})"
-    return short
+def sentence_names(families) -> dict[str, str]:
+    """Each family's name in a sentence: without its init ("pre-norm, Xavier": "pre-norm"),
+    unless another of ``families`` has the same short name: then with it in brackets
+    ("pre-norm (Xavier)", "pre-norm (GPT-2 init)"), so that no sentence leaves the reader to
+    guess which of two is meant."""
+    parts = {f: f.partition(",") for f in families}
+    shorts = [short for short, _, _ in parts.values()]
+    return {f: f"{short} ({init.strip()})" if init and shorts.count(short) > 1 else short
+            for f, (short, _, init) in parts.items()}
 
 
 def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
@@ -350,7 +352,8 @@ def depth_verdict(outcomes: dict[str, list[DepthOutcome]], claim: str,
     within = tuple(L for L in depths if words[L] == NOT_SHOWN and not cmps[L].between(
         claim, other).clear)
     return DepthComparisonVerdict(combine(list(words.values())), cmps, words, holds,
-                                  tuple(untrained), within, unbracketed, claim, other)
+                                  tuple(untrained), within, unbracketed, claim, other,
+                                  sentence_names(outcomes))
 
 
 # -- C9: the learning-rate x warm-up grid at depth (where post-norm fails) --------------------
