@@ -282,8 +282,8 @@ def _redundancy(name: str, quick: bool, eval_seed: int | None) -> Experiment:
                         {**deep.info, "n_layer": k, "final_probes": ["drop_last_losses"]}))
     d = deep.model.d_model
     same_text = ("" if eval_seed is None else
-                 " Every seed scored on the same held-out text (the same training runs as "
-                 "layer_redundancy; its seeds were scored on their own).")
+                 " Every seed scored on the same held-out text (layer_redundancy's runs, bit "
+                 "for bit on the same kind of CPU; its seeds were scored on their own).")
     return Experiment(
         name=name, quick=quick,
         description=(
@@ -306,7 +306,8 @@ def _redundancy(name: str, quick: bool, eval_seed: int | None) -> Experiment:
 
 
 #: The basin's records again, every seed scored on one held-out text (``eval_seed`` 0): the
-#: same shapes, recipe, rates and seeds, so the same training runs, whose first records drew
+#: same shapes, recipe, rates and seeds, so the same training runs on the same kind of CPU (on
+#: another, floating-point differences move training a little), whose first records drew
 #: each seed's held-out batches from its own seed. One record per pair of rate multiples, each
 #: short enough for one sitting of the machine; defined 2026-12-06, before any of them ran.
 #: Chapter 6 reads them in place of the first records once all of them and
@@ -332,7 +333,8 @@ def _basin_same_text(name: str, quick: bool) -> Experiment:
             f"Chapter 6 (C14): budget_basin's shapes, recipe and seeds at "
             f"{' and '.join(f'{m}x' for m in multiples)} each shape's 1/d rate, every seed "
             f"scored on the same {BASIN_EVAL_BATCHES} held-out batches of {BASIN_BATCH} x "
-            f"{BASIN_CONTEXT} characters: the same training runs as {' and '.join(was)}, "
+            f"{BASIN_CONTEXT} characters: the shapes, recipe, rates and seeds of "
+            f"{' and '.join(was)} (the same runs, bit for bit, on the same kind of CPU), "
             "whose seeds were each scored on their own held-out batches. With the other "
             "same-text basin records every shape has six rates, 1x to 32x, on one text. "
             f"3 seeds per shape ({len(arms) * 3} runs). CPU estimate: as "
@@ -421,8 +423,6 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
 UNRECORDED: dict[str, str] = {
-    "budget_basin_same_text": "about 70 minutes on 2 workers (budget_basin and "
-                              "budget_basin_lr took 37 and 33)",
     "budget_basin_same_text_high": "about 45 minutes on 2 workers (as budget_basin_lr_high)",
     "budget_basin_same_text_top": "about 55 minutes on 2 workers (as budget_basin_lr_top)",
     "layer_redundancy_same_text": "about 8 minutes on 2 workers (as layer_redundancy)",
