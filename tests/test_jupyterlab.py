@@ -36,6 +36,7 @@ Skipped with the reason when Chromium or ``jupyterlab-myst`` is missing, except 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -44,6 +45,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -186,6 +188,30 @@ def _offline_page(browser):
     return page
 
 
+def _in_own_thread(test):
+    """Run ``test`` in a thread of its own and re-raise what it raised there (a failure, a
+    skip). Playwright's sync API refuses to start in a thread where an asyncio event loop is
+    marked running, and a test run earlier in the same pytest worker can leave the main thread
+    so (both tests here failed that way in a clean-clone CI run on 2026-12-06, where the
+    worker's order of files differed from earlier runs); a new thread has no loop."""
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        raised = []
+
+        def target():
+            try:
+                test(*args, **kwargs)
+            except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread
+                raised.append(error)
+
+        thread = threading.Thread(target=target, name=test.__name__)
+        thread.start()
+        thread.join()
+        if raised:
+            raise raised[0]
+    return run
+
+
 @contextlib.contextmanager
 def _lab_page(url: str):
     """Chromium on ``url`` (a JupyterLab page) with the network off 127.0.0.1 cut; the browser
@@ -201,6 +227,7 @@ def _lab_page(url: str):
             browser.close()
 
 
+@_in_own_thread
 def test_jupyterlab_shows_the_prose_numbers(jupyterlab):
     base, token, name = jupyterlab[:3]
     quoted = _quoted_numbers(CHAPTER)
@@ -297,6 +324,7 @@ def _why_not_run(page, server, tmp_path, path, at) -> str:
     return "\n".join(lines)
 
 
+@_in_own_thread
 def test_jupyterlab_runs_an_explorer_as_a_live_widget(jupyterlab):
     base, token, _, server, tmp_path = jupyterlab
     path = EXPLORER_CHAPTER.name
