@@ -98,6 +98,18 @@ def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> floa
     return steps * batch_size * context / train_tokens
 
 
+def _basin_measures(same_text: bool = False) -> str:
+    """What the basin records measure (``same_text``: every run scored on the same held-out
+    batches, as the same-text records are; else each seed on its own)."""
+    held_out = (f"the same {BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x {BASIN_CONTEXT} "
+                "held-out characters for every run" if same_text else
+                f"{BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out "
+                "characters")
+    return ("training loss per step (window means); validation loss every "
+            f"{BASIN_EVAL_EVERY} steps and after the last step ({held_out}); whether and "
+            "where a run diverged")
+
+
 def _basin_arms(quick: bool, lr_ref: float, suffix: str = "",
                 eval_seed: int | None = None) -> tuple:
     """``budget_basin``'s shapes, each at the rate ``budget.lr_for_width`` gives its width
@@ -168,10 +180,7 @@ def budget_basin(quick: bool = False) -> Experiment:
             "loaded machine: about 57 CPU-minutes in all, about 30 minutes on 2 free cores): 1,250 steps rather than the calibration's "
             "1,500, no learning-rate grid, no budget above 200,000, no L = 16, 3 seeds "
             "rather than 5."),
-        measures=("training loss per step (window means); validation loss every "
-                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
-                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
-                  "and where a run diverged"),
+        measures=_basin_measures(),
         data="python_topics", arms=tuple(arms), seeds=(0, 1, 2))
 
 
@@ -193,10 +202,7 @@ def budget_basin_lr(quick: bool = False) -> Experiment:
             "per shape "
             "(42 runs). CPU estimate about 57 minutes, as budget_basin. Cut: two rates, not "
             "three."),
-        measures=("training loss per step (window means); validation loss every "
-                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
-                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
-                  "and where a run diverged"),
+        measures=_basin_measures(),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -221,10 +227,7 @@ def budget_basin_lr_high(quick: bool = False) -> Experiment:
             "drawn from each run's seed, as in budget_basin, so that every rate is scored "
             "the same way. 3 seeds per shape (84 runs); "
             "CPU estimate about 115 CPU-minutes, about 70 minutes on 2 workers."),
-        measures=("training loss per step (window means); validation loss every "
-                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
-                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
-                  "and where a run diverged"),
+        measures=_basin_measures(),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -249,10 +252,7 @@ def budget_basin_lr_top(quick: bool = False) -> Experiment:
             "budget_basin, so that all six rates are scored the same way. 3 seeds "
             "per shape (84 runs); CPU estimate about 86 CPU-minutes, about 45 minutes on 2 "
             "workers."),
-        measures=("training loss per step (window means); validation loss every "
-                  f"{BASIN_EVAL_EVERY} steps and after the last step ({BASIN_EVAL_BATCHES} "
-                  f"batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out characters); whether "
-                  "and where a run diverged"),
+        measures=_basin_measures(),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
@@ -340,10 +340,7 @@ def _basin_same_text(name: str, quick: bool) -> Experiment:
             f"3 seeds per shape ({len(arms) * 3} runs). CPU estimate: as "
             f"{' and '.join(was)} (the README gives their run times). Defined 2026-12-06, "
             "before it ran."),
-        measures=("training loss per step (window means); validation loss every "
-                  f"{BASIN_EVAL_EVERY} steps and after the last step (the same "
-                  f"{BASIN_EVAL_BATCHES} batches of {BASIN_BATCH} x {BASIN_CONTEXT} held-out "
-                  "characters for every run); whether and where a run diverged"),
+        measures=_basin_measures(same_text=True),
         data="python_topics", arms=arms, seeds=(0, 1, 2))
 
 
