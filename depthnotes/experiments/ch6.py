@@ -420,7 +420,6 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
 UNRECORDED: dict[str, str] = {
-    "budget_basin_same_text_high": "about 45 minutes on 2 workers (as budget_basin_lr_high)",
     "budget_basin_same_text_top": "about 55 minutes on 2 workers (as budget_basin_lr_top)",
     "layer_redundancy_same_text": "about 8 minutes on 2 workers (as layer_redundancy)",
 }
