@@ -308,12 +308,19 @@ MEASURES_200_LONG = ("training loss per step; validation loss four times per run
                      "a run diverged")
 
 
+def _recipe_400(quick: bool) -> TrainConfig:
+    """The 400-step depth records' recipe (8 steps in the quick variant): ``_depth_recipe``,
+    validation four times per run, every seed on the same held-out text."""
+    steps = 8 if quick else 400
+    return _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
+
+
 def _arms_200_long(quick: bool, rates: dict, n_layer: int = 200) -> tuple:
     """``deepnorm_depth_200_long``'s arms (the families of ``FIX_FAMILIES`` at ``n_layer``
     blocks, 400 steps, every seed on the same held-out text) at ``rates`` (``{norm: rates}``;
     a family missing from it is left out)."""
-    L, steps = (2, 8) if quick else (n_layer, 400)
-    recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
+    L = 2 if quick else n_layer
+    recipe = _recipe_400(quick)
     return tuple(_fix_arm(row, L, recipe, lr)
                  for row in FIX_FAMILIES for lr in rates.get(row[2], ()))
 
@@ -433,9 +440,7 @@ DEPTH_GPT2_RATES = (3e-4, 1e-3, 3e-3)
 
 @register
 def deepnorm_depth_pre_gpt2(quick: bool = False) -> Experiment:
-    steps = 8 if quick else 400
-    recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
-    arms = tuple(_fix_arm(PRE_GPT2, L, recipe, lr)
+    arms = tuple(_fix_arm(PRE_GPT2, L, _recipe_400(quick), lr)
                  for L in ((1, 2) if quick else (48, 200)) for lr in DEPTH_GPT2_RATES)
     return Experiment(
         name="deepnorm_depth_pre_gpt2", quick=quick,
@@ -462,9 +467,7 @@ PRE_GPT2_HIGH_48 = 1e-2
 
 @register
 def deepnorm_depth_pre_gpt2_high(quick: bool = False) -> Experiment:
-    steps = 8 if quick else 400
-    recipe = _depth_recipe(quick).replace(steps=steps, eval_every=steps // 4, eval_seed=0)
-    arms = (_fix_arm(PRE_GPT2, 1 if quick else 48, recipe, PRE_GPT2_HIGH_48),)
+    arms = (_fix_arm(PRE_GPT2, 1 if quick else 48, _recipe_400(quick), PRE_GPT2_HIGH_48),)
     return Experiment(
         name="deepnorm_depth_pre_gpt2_high", quick=quick,
         description=(
