@@ -26,7 +26,7 @@ from depthnotes.course.check import (Choice, ExerciseError, Function, NotAnswere
 from depthnotes.core.fitting import LinearFit
 from depthnotes.experiments.ch3 import INDUCTION_TASK
 from depthnotes.measure.constructions import score
-from depthnotes.bench.latency import LatencyResult, Timing
+from depthnotes.bench.latency import CacheSize, LatencyResult, Timing
 from depthnotes.training.runtime import MachineInfo
 from depthnotes.tools.book import toc_notebooks
 from depthnotes.tools.student import BEGIN, find_exercises
@@ -247,7 +247,8 @@ CASES = {
             [lambda h, fit, L: h / (h + fit.predict(L)), lambda h, fit, L: h / (L * fit.slope),
              lambda h, fit, L: 0.5]),
     # (2.2 - 1.0) / (24 - 12) = 0.1 ms per block < 0.5 * 0.4: conclusion True
-    "7.4": ((_timing(12, 1.0), _timing(24, 2.2)), {"fit": LFIT, "conclusion": True},
+    "7.4": ((_timing(12, 1.0), _timing(24, 2.2)),
+            {"fit": LFIT, "cache": CacheSize(32 * 2**20, 3, "sysfs"), "conclusion": True},
             [{"conclusion": False}, {"answer": (_timing(24, 2.2), _timing(12, 1.0))},
              {"answer": (_timing(12, 1.0, 512), _timing(24, 2.2, 512))},
              {"answer": (_timing(12, 1.0, weight_bytes=0), _timing(24, 2.2))},

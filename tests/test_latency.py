@@ -129,6 +129,41 @@ def test_last_level_cache_falls_back_to_sysconf_then_to_a_stated_guess(tmp_path,
     assert guess == CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
 
 
+def _rates(fast_below: int, fast: float = 30.0, slow: float = 13.0):
+    """A read rate per probe size: ``fast`` GB/s up to ``fast_below`` bytes, ``slow`` above,
+    and the sizes asked, in order."""
+    asked: list[int] = []
+
+    def rate(nbytes: int) -> float:
+        asked.append(nbytes)
+        return fast if nbytes <= fast_below else slow
+    return rate, asked
+
+
+def test_usable_cache_keeps_the_reported_size_when_a_core_reads_half_of_it_fast():
+    reported = CacheSize(32 * 2**20, 3, "sysfs")
+    rate, asked = _rates(fast_below=16 * 2**20)
+    assert latency.usable_cache(reported, rate) is reported
+    assert asked == [latency.read_probe_bytes(reported), 16 * 2**20]   # memory, then half
+
+
+def test_usable_cache_measures_the_part_a_core_reads_fast_on_a_shared_cache():
+    """A server's 260 MiB L3 of which one core reads 64 MiB fast (the CI Xeon of
+    2026-12-06): the largest halving read at least FAST_READ_FACTOR x the memory rate."""
+    reported = CacheSize(260 * 2**20, 3, "sysfs")
+    rate, asked = _rates(fast_below=65 * 2**20)
+    got = latency.usable_cache(reported, rate)
+    assert got == CacheSize(65 * 2**20, 3, "measured", reported=260 * 2**20)
+    assert asked[1:] == [130 * 2**20, 65 * 2**20]
+    # a rate only 1.4x memory's is not "fast": the probe halves on
+    rate, _ = _rates(fast_below=65 * 2**20, fast=13.0 * 1.4)
+    assert latency.usable_cache(reported, rate).bytes == latency.USABLE_MIN_BYTES
+    with pytest.raises(TypeError, match="read_gbs must be a function"):
+        latency.usable_cache(reported, "fast")
+    with pytest.raises(TypeError, match="cache must be a CacheSize"):
+        latency.usable_cache(260 * 2**20)
+
+
 def test_the_machine_reports_a_plausible_cache():
     cache = last_level_cache()
     assert 2**15 <= cache.bytes <= 2**31 and cache.megabytes == cache.bytes / 1e6

@@ -61,7 +61,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -166,7 +166,8 @@ class CacheSize:
 
     bytes: int
     level: int | None
-    source: str   # "sysfs", "sysconf", "sysctl", or "assumed" (FALLBACK_CACHE_BYTES)
+    source: str   # "sysfs", "sysconf", "sysctl", "assumed" (FALLBACK_CACHE_BYTES), "measured"
+    reported: int | None = None   # with "measured": the size the operating system reported
 
     @property
     def megabytes(self) -> float:
@@ -187,6 +188,48 @@ def last_level_cache(sysfs: str | os.PathLike = _SYSFS_CACHE) -> CacheSize:
     if found is None and sys.platform == "darwin":
         found = _cache_from_sysctl()
     return found or CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
+
+
+#: ``usable_cache``: a core reads a matrix "from the cache" when it reads it at least this
+#: many times as fast as a matrix from memory (``read_probe_bytes``, 4x the reported cache).
+FAST_READ_FACTOR = 1.5
+#: ``usable_cache`` halves its probe down to this size at the least.
+USABLE_MIN_BYTES = 2**20
+
+
+def usable_cache(cache: CacheSize,
+                 read_gbs: Callable[[int], float] | None = None) -> CacheSize:
+    """The part of the last-level cache one core reads from, measured: ``cache`` itself when
+    the core reads a matrix of half its size at least ``FAST_READ_FACTOR`` times as fast as
+    one from memory (a laptop's usual case); otherwise the largest of a quarter, an eighth, ...
+    of it (down to ``USABLE_MIN_BYTES``) that it still reads that fast, with ``source``
+    "measured" and the reported size kept in ``reported``.
+
+    Why: on a server CPU the last-level cache the operating system reports is shared by many
+    cores (and, on a cloud machine, with other tenants), and one core may reach only part of
+    it. On one of this project's CI machines the system reports 273 MB, and one core reads a
+    128 MiB matrix at 1.1 times its rate from memory and a 64 MiB one at 2.2 times: sized from
+    the reported number, chapter 7's "memory-resident" models would hold 2 GB of weights and
+    take minutes to time, for what a 300 MB model shows. ``read_gbs(nbytes)`` is one core's
+    read rate over a matrix of ``nbytes`` in the decode's layout (default: ``_ReadProbe``,
+    the median of its products); tests pass their own.
+    """
+    if not isinstance(cache, CacheSize):
+        raise TypeError(f"cache must be a CacheSize (last_level_cache()), got "
+                        f"{type(cache).__name__}")
+    if read_gbs is not None and not callable(read_gbs):
+        raise TypeError(f"read_gbs must be a function of a size in bytes returning GB/s, got "
+                        f"{type(read_gbs).__name__}")
+    rate = read_gbs or (lambda nbytes: _ReadProbe(nbytes).gbs())
+    memory = rate(read_probe_bytes(cache))
+    size = cache.bytes // 2
+    if rate(size) >= FAST_READ_FACTOR * memory:
+        return cache
+    while size > USABLE_MIN_BYTES:
+        size = max(USABLE_MIN_BYTES, size // 2)
+        if rate(size) >= FAST_READ_FACTOR * memory:
+            break
+    return CacheSize(size, cache.level, "measured", reported=cache.bytes)
 
 
 def _cache_from_sysfs(root: Path) -> CacheSize | None:
