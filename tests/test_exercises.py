@@ -958,3 +958,18 @@ def test_a_function_that_calls_the_librarys_answer_is_refused():
     assert spec.forbids == ("token_entropy",)
     with pytest.raises(ExerciseError, match="calls `token_entropy`"):
         spec.run("4.2", nested, {"corpus": CORPUS, "baseline": BASELINE})
+
+
+def test_the_7_4_run_is_judged_with_the_chapters_cache():
+    """Exercise 7.4's verifier reads the chapter's cache (``given["cache"]``, the part one
+    core reads fast, ``usable_cache``), not the size the operating system reports: a 100 MB
+    model is memory-resident against a measured 8 MiB part, not against 64 MiB reported."""
+    from depthnotes.course.runs.ch7 import RUNS
+
+    reported = CacheSize(64 * 2**20, 3, "sysfs")
+    measured = CacheSize(8 * 2**20, 3, "measured", reported=reported)
+    pair = (_timing(12, 1.0, weight_bytes=10**8), _timing(24, 2.2, weight_bytes=2 * 10**8))
+    verify = RUNS["7.4"].verify
+    assert verify(pair, {"fit": LFIT, "cache": measured, "conclusion": True}) is None
+    assert "not from memory" in verify(pair, {"fit": LFIT, "cache": reported,
+                                              "conclusion": True})

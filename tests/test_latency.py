@@ -143,8 +143,14 @@ def _rates(fast_below: int, fast: float = 30.0, slow: float = 13.0):
 def test_usable_cache_keeps_the_reported_size_when_a_core_reads_half_of_it_fast():
     reported = CacheSize(32 * 2**20, 3, "sysfs")
     rate, asked = _rates(fast_below=16 * 2**20)
-    assert latency.usable_cache(reported, rate) is reported
-    assert asked == [latency.read_probe_bytes(reported), 16 * 2**20]   # memory, then half
+    got = latency.usable_cache(reported, rate)
+    assert (got.bytes, got.source, got.reported) == (reported.bytes, "sysfs", None)
+    assert got.probes == ((16 * 2**20, 30.0 / 13.0),)
+    # each round times the half, then the memory probe (4x the reported cache)
+    memory = latency.read_probe_bytes(reported)
+    assert asked == [16 * 2**20, memory] * latency.USABLE_ROUNDS
+    assert "as the operating system reports it; read rate over memory's: 17 MB at 2.31x" \
+        in got.said
 
 
 def test_usable_cache_measures_the_part_a_core_reads_fast_on_a_shared_cache():
@@ -153,15 +159,36 @@ def test_usable_cache_measures_the_part_a_core_reads_fast_on_a_shared_cache():
     reported = CacheSize(260 * 2**20, 3, "sysfs")
     rate, asked = _rates(fast_below=65 * 2**20)
     got = latency.usable_cache(reported, rate)
-    assert got == CacheSize(65 * 2**20, 3, "measured", reported=260 * 2**20)
-    assert asked[1:] == [130 * 2**20, 65 * 2**20]
-    # a rate only 1.4x memory's is not "fast": the probe halves on
-    rate, _ = _rates(fast_below=65 * 2**20, fast=13.0 * 1.4)
-    assert latency.usable_cache(reported, rate).bytes == latency.USABLE_MIN_BYTES
+    assert got == CacheSize(65 * 2**20, 3, "measured", reported=reported,
+                            probes=((130 * 2**20, 1.0), (65 * 2**20, 30.0 / 13.0)))
+    assert sorted(set(asked)) == [65 * 2**20, 130 * 2**20, 4 * 260 * 2**20]
+    assert got.said.startswith("measured: of the 272.6 MB the operating system reports, one "
+                               "core reads 68.2 MB at least 1.5 times as fast")
+    # the memory probe stays sized from the whole reported cache, never from the part
+    assert latency.read_probe_bytes(got) == latency.read_probe_bytes(reported)
+    # a rate only 1.4x memory's is not fast, at any size: the reported size is kept
+    rate, asked = _rates(fast_below=65 * 2**20, fast=13.0 * 1.4)
+    kept = latency.usable_cache(reported, rate)
+    assert (kept.bytes, kept.source) == (reported.bytes, "sysfs")
+    assert min(b for b, _ in kept.probes) >= latency.USABLE_MIN_BYTES
+    assert len(kept.probes) == 8                    # 130 MiB down to 1.02 MiB
     with pytest.raises(TypeError, match="read_gbs must be a function"):
         latency.usable_cache(reported, "fast")
     with pytest.raises(TypeError, match="cache must be a CacheSize"):
         latency.usable_cache(260 * 2**20)
+
+
+def test_usable_cache_says_when_the_size_it_starts_from_was_assumed_or_tiny():
+    """An assumed cache (no size reported) is measured the same way and says it was
+    assumed; a cache under twice USABLE_MIN_BYTES is probed at its half only."""
+    assumed = CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
+    got = latency.usable_cache(assumed, _rates(fast_below=4 * 2**20)[0])
+    assert got.source == "measured" and got.bytes == 4 * 2**20
+    assert "MB assumed (the operating system reported none), one core reads 4.2 MB" in got.said
+    tiny = CacheSize(3 * 2**20 // 2, 2, "sysfs")
+    rate, asked = _rates(fast_below=0)
+    got = latency.usable_cache(tiny, rate)
+    assert got.bytes == tiny.bytes and [b for b, _ in got.probes] == [tiny.bytes // 2]
 
 
 def test_the_machine_reports_a_plausible_cache():

@@ -59,7 +59,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -167,11 +167,29 @@ class CacheSize:
     bytes: int
     level: int | None
     source: str   # "sysfs", "sysconf", "sysctl", "assumed" (FALLBACK_CACHE_BYTES), "measured"
-    reported: int | None = None   # with "measured": the size the operating system reported
+    # with "measured" (``usable_cache``): the cache as first found, and each probe's
+    # (bytes, median ratio of its read rate to memory's)
+    reported: "CacheSize | None" = None
+    probes: tuple[tuple[int, float], ...] = ()
 
     @property
     def megabytes(self) -> float:
         return self.bytes / 1e6
+
+    @property
+    def said(self) -> str:
+        """Where the size came from, in words, with the probes behind a measured one."""
+        tried = ", ".join(f"{b / 1e6:.0f} MB at {x:.2f}x" for b, x in self.probes)
+        if self.source == "measured":
+            r = self.reported
+            of = ("assumed (the operating system reported none)" if r.source == "assumed"
+                  else "the operating system reports")
+            return (f"measured: of the {r.megabytes:.1f} MB {of}, one core reads "
+                    f"{self.megabytes:.1f} MB at least {FAST_READ_FACTOR:g} times as fast as "
+                    f"a matrix from memory (read rate over memory's: {tried})")
+        where = ("assumed: the operating system did not report it" if self.source == "assumed"
+                 else f"level {self.level}, as the operating system reports it")
+        return where + (f"; read rate over memory's: {tried}" if tried else "")
 
 
 def last_level_cache(sysfs: str | os.PathLike = _SYSFS_CACHE) -> CacheSize:
@@ -190,29 +208,37 @@ def last_level_cache(sysfs: str | os.PathLike = _SYSFS_CACHE) -> CacheSize:
     return found or CacheSize(FALLBACK_CACHE_BYTES, None, "assumed")
 
 
-#: ``usable_cache``: a core reads a matrix "from the cache" when it reads it at least this
-#: many times as fast as a matrix from memory (``read_probe_bytes``, 4x the reported cache).
+#: ``usable_cache``: a core reads a matrix "fast" when it reads it at least this many times as
+#: fast as a matrix from memory (``read_probe_bytes`` of the reported cache), judged on the
+#: fastest of ``USABLE_ROUNDS`` rounds of each (each round times both, one after the other).
 FAST_READ_FACTOR = 1.5
+USABLE_ROUNDS = 3
 #: ``usable_cache`` halves its probe down to this size at the least.
 USABLE_MIN_BYTES = 2**20
 
 
 def usable_cache(cache: CacheSize,
                  read_gbs: Callable[[int], float] | None = None) -> CacheSize:
-    """The part of the last-level cache one core reads from, measured: ``cache`` itself when
-    the core reads a matrix of half its size at least ``FAST_READ_FACTOR`` times as fast as
-    one from memory (a laptop's usual case); otherwise the largest of a quarter, an eighth, ...
-    of it (down to ``USABLE_MIN_BYTES``) that it still reads that fast, with ``source``
-    "measured" and the reported size kept in ``reported``.
+    """The part of the last-level cache one core reads fast, measured: ``cache`` itself when
+    the core reads a matrix of half its size ``FAST_READ_FACTOR`` times as fast as a matrix
+    from memory (a laptop's usual case); otherwise the largest of a quarter, an eighth, ... of
+    it (not below ``USABLE_MIN_BYTES``) that it reads that fast, as a ``CacheSize`` with
+    ``source`` "measured" and the reported one in ``reported``. When no size down to
+    ``USABLE_MIN_BYTES`` reads that fast, the probe cannot tell a cache from memory on this
+    machine and the reported size is kept. Either way ``probes`` holds each size tried with
+    the ratio of its read rate to memory's.
 
-    Why: on a server CPU the last-level cache the operating system reports is shared by many
-    cores (and, on a cloud machine, with other tenants), and one core may reach only part of
-    it. On one of this project's CI machines the system reports 273 MB, and one core reads a
+    Why: on a server CPU the last-level cache is shared by many cores (and, on a cloud
+    machine, with other tenants); under that sharing one core may read only part of it fast.
+    On one of this project's CI machines the system reports 273 MB, and one core reads a
     128 MiB matrix at 1.1 times its rate from memory and a 64 MiB one at 2.2 times: sized from
     the reported number, chapter 7's "memory-resident" models would hold 2 GB of weights and
-    take minutes to time, for what a 300 MB model shows. ``read_gbs(nbytes)`` is one core's
-    read rate over a matrix of ``nbytes`` in the decode's layout (default: ``_ReadProbe``,
-    the median of its products); tests pass their own.
+    take minutes to time, for what a 300 MB model shows. The memory threshold the chapter
+    then uses, ``MEMORY_MARGIN`` x the usable size, is the first halving measured not fast.
+
+    ``read_gbs(nbytes)`` is one core's read rate in GB/s over a matrix of ``nbytes`` in the
+    decode's layout (default: ``_ReadProbe``, the median of its products); tests pass their
+    own.
     """
     if not isinstance(cache, CacheSize):
         raise TypeError(f"cache must be a CacheSize (last_level_cache()), got "
@@ -220,16 +246,34 @@ def usable_cache(cache: CacheSize,
     if read_gbs is not None and not callable(read_gbs):
         raise TypeError(f"read_gbs must be a function of a size in bytes returning GB/s, got "
                         f"{type(read_gbs).__name__}")
-    rate = read_gbs or (lambda nbytes: _ReadProbe(nbytes).gbs())
-    memory = rate(read_probe_bytes(cache))
+    built: dict[int, _ReadProbe] = {}               # each size's matrix, written once
+
+    def probe_gbs(nbytes: int) -> float:                # one core, as every probe here
+        if nbytes not in built:
+            built[nbytes] = _ReadProbe(nbytes)
+        with num_threads(1):
+            return built[nbytes].gbs()
+
+    rate = read_gbs or probe_gbs
+    memory = read_probe_bytes(cache)
+    probes = []
+
+    def fast(size: int) -> bool:
+        # the fastest of the rounds for each (a busy machine only slows a read), timed in
+        # turn so that both see the same load
+        pairs = [(rate(size), rate(memory)) for _ in range(USABLE_ROUNDS)]
+        probes.append((size, max(p[0] for p in pairs) / max(p[1] for p in pairs)))
+        return probes[-1][1] >= FAST_READ_FACTOR
+
     size = cache.bytes // 2
-    if rate(size) >= FAST_READ_FACTOR * memory:
-        return cache
-    while size > USABLE_MIN_BYTES:
-        size = max(USABLE_MIN_BYTES, size // 2)
-        if rate(size) >= FAST_READ_FACTOR * memory:
-            break
-    return CacheSize(size, cache.level, "measured", reported=cache.bytes)
+    if fast(size):
+        return replace(cache, probes=tuple(probes))
+    while size // 2 >= USABLE_MIN_BYTES:
+        size //= 2
+        if fast(size):
+            return CacheSize(size, cache.level, "measured", reported=cache,
+                             probes=tuple(probes))
+    return replace(cache, probes=tuple(probes))      # no size told apart from memory
 
 
 def _cache_from_sysfs(root: Path) -> CacheSize | None:
@@ -344,7 +388,11 @@ def sweep_depths(config: ModelConfig, cache: CacheSize | int,
 
 def read_probe_bytes(cache: CacheSize | int) -> int:
     """Bytes of the weight the read-rate probe streams: twice the memory regime's threshold
-    (2 x ``MEMORY_MARGIN`` x cache), so that no part of it is read from cache."""
+    (2 x ``MEMORY_MARGIN`` x cache), so that no part of it is read from cache. A measured
+    cache (``usable_cache``) sizes the probe from the whole reported cache: what one core
+    does not read fast is still cache, read more slowly, not memory."""
+    if isinstance(cache, CacheSize) and cache.reported is not None:
+        cache = max(cache, cache.reported, key=lambda c: c.bytes)
     return int(2 * MEMORY_MARGIN * _cache_bytes(cache))
 
 

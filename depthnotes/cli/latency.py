@@ -12,7 +12,7 @@ from depthnotes.core.config import PRESETS, ModelConfig
 from depthnotes.bench.latency import (BANDWIDTH_CONVENTION, MEMORY_MARGIN, cache_regime,
                                       fit_latency, fit_memory_regime, format_table,
                                       head_latency, last_level_cache, measure_rounds,
-                                      memory_resident, read_probe_bytes)
+                                      memory_resident, read_probe_bytes, usable_cache)
 from depthnotes.training.runtime import num_threads
 
 DESCRIPTION = """\
@@ -26,7 +26,7 @@ Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size,
 --n-layer takes several depths, and one model is measured per depth (round-robin). With two
 or more depths the table ends with the fit ms/token = a + b*L, where each depth's weights are
 read from (cache, transition or memory: memory above 2x the last-level cache, cache below
-0.5x), and, with two or more memory-resident depths, the same fit through those only.
+0.5x; the cache is the part of it one core reads fast, measured as chapter 7 does), and, with two or more memory-resident depths, the same fit through those only.
 
 examples:
   python -m depthnotes latency                                  # GPT-2 small
@@ -91,7 +91,7 @@ def run(args, parser) -> int:
     if need > base.context:
         parser.error(f"--prompt-len + --new-tokens + 1 = {need} exceeds the context of "
                      f"{base.context} positions; lower them or raise --context")
-    cache = last_level_cache()
+    cache = usable_cache(last_level_cache())   # the part one core reads fast, as chapter 7
     with num_threads(args.threads):
         rounds = measure_rounds(configs, prompt_len=args.prompt_len,
                                 new_tokens=args.new_tokens, repeats=args.repeats,
@@ -109,7 +109,7 @@ def run(args, parser) -> int:
               f"(R^2 = {fit.r2:.3f})")
         where = ", ".join(f"L={r.n_layer}: {cache_regime(r.weight_bytes, cache)}"
                           for r in results)
-        print(f"last-level cache {cache.megabytes:.1f} MB ({cache.source}); weights read from "
+        print(f"last-level cache {cache.megabytes:.1f} MB ({cache.said}); weights read from "
               f"(memory above {MEMORY_MARGIN:g}x the cache): {where}")
         resident = [r.n_layer for r in results if memory_resident(r.weight_bytes, cache)]
         if len(set(resident)) >= 2:

@@ -340,7 +340,7 @@ jupyterlab-myst):
 - **macOS and Windows:** pip's default PyTorch wheel is already the CPU build; the line
   above is all. Chapter 3's training falls back to the "spawn" start method where there is
   no "forkserver" (Windows), and chapter 7 reads the machine's cache sizes only where the
-  operating system reports them.
+  operating system reports them (and measures how much of the cache one core reads fast).
 
 ## Work
 
