@@ -310,8 +310,7 @@ def _redundancy(name: str, quick: bool, eval_seed: int | None) -> Experiment:
 #: another, floating-point differences move training a little), whose first records drew
 #: each seed's held-out batches from its own seed. One record per pair of rate multiples, each
 #: short enough for one sitting of the machine; defined 2026-12-06, before any of them ran.
-#: Chapter 6 reads them in place of the first records once all of them and
-#: ``layer_redundancy_same_text`` are stored.
+#: Chapters 6 and 7 read them (``ch6_budget.BASIN_RECORDS``) in place of the first records.
 SAME_TEXT_BASIN = {
     "budget_basin_same_text": ((1, 2), ("budget_basin", "budget_basin_lr")),
     "budget_basin_same_text_high": ((4, 8), ("budget_basin_lr_high",)),
@@ -420,8 +419,6 @@ def layer_pruning(quick: bool = False) -> Experiment:
 
 #: Named experiments of this chapter whose full record is not stored yet, with why.
 UNRECORDED: dict[str, str] = {
-    "budget_basin_same_text_top": "about 55 minutes on 2 workers (as budget_basin_lr_top)",
-    "layer_redundancy_same_text": "about 8 minutes on 2 workers (as layer_redundancy)",
 }
 
 #: ``layer_pruning_rates``'s rates: half and twice ``PRUNE_LR``, so that with layer_pruning
