@@ -167,8 +167,8 @@ class CacheSize:
     bytes: int
     level: int | None
     source: str   # "sysfs", "sysconf", "sysctl", "assumed" (FALLBACK_CACHE_BYTES), "measured"
-    # with "measured" (``usable_cache``): the cache as first found, and each probe's
-    # (bytes, median ratio of its read rate to memory's)
+    # with "measured" (``usable_cache``): the cache as first found; and each size it probed,
+    # (bytes, its fastest read rate over memory's fastest)
     reported: "CacheSize | None" = None
     probes: tuple[tuple[int, float], ...] = ()
 

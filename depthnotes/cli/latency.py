@@ -26,7 +26,8 @@ Shapes start from --preset and are changed by --d-model, --n-head, --vocab-size,
 --n-layer takes several depths, and one model is measured per depth (round-robin). With two
 or more depths the table ends with the fit ms/token = a + b*L, where each depth's weights are
 read from (cache, transition or memory: memory above 2x the last-level cache, cache below
-0.5x; the cache is the part of it one core reads fast, measured as chapter 7 does), and, with two or more memory-resident depths, the same fit through those only.
+0.5x; the cache is the part of it one core reads fast, measured as chapter 7 does), and,
+with two or more memory-resident depths, the same fit through those only.
 
 examples:
   python -m depthnotes latency                                  # GPT-2 small
