@@ -392,7 +392,7 @@ def read_probe_bytes(cache: CacheSize | int) -> int:
     cache (``usable_cache``) sizes the probe from the whole reported cache: what one core
     does not read fast is still cache, read more slowly, not memory."""
     if isinstance(cache, CacheSize) and cache.reported is not None:
-        cache = max(cache, cache.reported, key=lambda c: c.bytes)
+        cache = cache.reported                    # a measured part is never larger
     return int(2 * MEMORY_MARGIN * _cache_bytes(cache))
 
 

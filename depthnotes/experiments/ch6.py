@@ -7,7 +7,7 @@ from __future__ import annotations
 from depthnotes.core.config import ModelConfig
 from depthnotes.measure.record_probes import REMOVAL_COST
 from depthnotes.training.loop import TrainConfig
-from depthnotes.experiments.spec import Arm, Experiment, register
+from depthnotes.experiments.spec import Arm, Experiment, epochs, register
 
 
 @register
@@ -89,13 +89,6 @@ BASIN_STEPS, BASIN_BATCH, BASIN_CONTEXT = 1250, 16, 128
 
 
 BASIN_WARMUP, BASIN_EVAL_EVERY, BASIN_EVAL_BATCHES = 100, 250, 48
-
-
-def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> float:
-    """Passes over the training split that ``steps`` batches of ``batch_size`` windows of
-    ``context`` characters amount to (windows are drawn at random, so this counts characters
-    seen over the split's size, not complete passes)."""
-    return steps * batch_size * context / train_tokens
 
 
 def _basin_measures(same_text: bool = False) -> str:

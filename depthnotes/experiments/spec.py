@@ -150,6 +150,13 @@ def data_dict(data) -> dict:
             "sha256": digest.hexdigest()[:16]}
 
 
+def epochs(steps: int, batch_size: int, context: int, train_tokens: int) -> float:
+    """Passes over a corpus's training split (``data_dict``'s ``train_tokens``) that ``steps``
+    batches of ``batch_size`` windows of ``context`` characters amount to (windows are drawn
+    at random, so this counts characters seen over the split's size, not complete passes)."""
+    return steps * batch_size * context / train_tokens
+
+
 def run_job(job: Job) -> dict:
     """Train ``job.arm`` with ``job.seed`` and return its curves and final metrics (plain
     floats, unrounded), and with ``job.keep_model`` the trained weights (``"model_state"``,
