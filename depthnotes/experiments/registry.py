@@ -4,7 +4,7 @@ the one way to get one by name (``get_experiment``); ``records.py`` runs them.
 
 from __future__ import annotations
 
-from depthnotes.experiments import ch3, ch4, ch5, ch6, ch8  # noqa: F401  (they register)
+from depthnotes.experiments import ch3, ch4, ch5, ch6, ch8, samples  # noqa: F401  (they register)
 from depthnotes.experiments.spec import EXPERIMENTS, Experiment
 
 #: Named experiments whose full record is not stored yet, with why (the chapters say what

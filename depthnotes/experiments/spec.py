@@ -9,7 +9,9 @@ A named experiment is a function ``(quick: bool) -> Experiment`` registered with
 what the test suite runs, and ``python -m depthnotes record NAME --quick`` writes it elsewhere,
 never over the real record. The real version's configuration is stored in its record; a test
 compares it with the definition, so changing a definition without regenerating the record
-fails. Experiments that keep their trained models (``keep_models``) also store the weights.
+fails. Experiments that keep their trained models (``keep_models``) also store the weights;
+an arm whose ``info`` holds ``"sample"`` (a ``measure.samples.SampleSpec`` as a dict) stores
+the text its trained model writes instead, as the run's ``"sample"``.
 """
 
 from __future__ import annotations
@@ -193,6 +195,10 @@ def _run_corpus(job: Job) -> tuple[object, dict]:
               "seconds": res.seconds}
     if probe is not None:
         result["probes"] = probe.result(model)
+    if "sample" in job.arm.info:          # what the trained model writes (measure.samples)
+        from depthnotes.measure.samples import SampleSpec, continue_text
+
+        result["sample"] = continue_text(model, corpus, SampleSpec(**job.arm.info["sample"]))
     return model, result
 
 
