@@ -117,3 +117,16 @@ def test_chapter_8_arms_are_x2s_rates():
     names = [n for src, n in SAMPLED_ARMS if src.startswith("depth_lr_transfer")]
     assert names == [f"standard L=4 lr={best[4]:g}", f"standard L=64 lr={best[4]:g}",
                      f"standard L=64 lr={best[64]:g}"]
+
+
+def test_wrapped_keeps_every_character_and_fits_the_width():
+    from depthnotes.measure.samples import wrapped
+
+    text = "a" * 150 + "\n  indented\n\nend"
+    out = wrapped(text, width=72)
+    assert max(map(len, out.split("\n"))) == 72
+    assert out.replace("\n", "") == text.replace("\n", "")
+    assert out.split("\n")[3:] == ["  indented", "", "end"]
+    assert wrapped("\tx") == "    x"
+    with pytest.raises(ValueError, match="width must be >= 1"):
+        wrapped("x", width=0)

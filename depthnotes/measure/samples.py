@@ -55,3 +55,15 @@ def continue_text(model, corpus, spec: SampleSpec = SampleSpec()) -> str:
             nxt = torch.multinomial(p, 1, generator=gen)                 # (1,)
             ids = torch.cat([ids, nxt[None]], dim=1)
     return spec.prompt + corpus.decode(ids[0, len(spec.prompt):])
+
+
+def wrapped(text: str, width: int = 72) -> str:
+    """``text`` for a page's output column: each of its own lines (a sample keeps its line
+    breaks and indentation) broken into pieces of at most ``width`` characters, tabs as four
+    spaces. The characters are all kept, in order."""
+    if width < 1:
+        raise ValueError(f"wrapped: width must be >= 1, got {width!r}")
+    pieces = []
+    for line in text.replace("\t", "    ").split("\n"):
+        pieces += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+    return "\n".join(pieces)
