@@ -210,8 +210,12 @@ CASES = {
             [{"conclusion": True}, {"model": _model(n_layer=24, norm="post", init="gpt2")},
              {"answer": np.ones(23)}, {"model": _model(n_layer=12, norm="post", init="xavier"),
                                        "answer": np.ones(12)}]),
-    "5.1": (lambda a: round(a ** 4 / 2), {},
-            [lambda a: round(a ** 4 / 8), lambda a: round(a ** 2 / 2), lambda a: a ** 4 / 2 + 1]),
+    # beta = (8L)^(-1/4) on W_V and W_O, alpha = (2L)^(1/4) on the residual, written out
+    "5.1": (lambda L: (8 * L) ** -0.5 * (2 * L) ** -0.25, {},
+            [lambda L: (8 * L) ** -0.25 * (2 * L) ** -0.25, lambda L: (8 * L) ** -0.5,
+             lambda L: (8 * L) ** -0.5 * (2 * L) ** 0.25, lambda L: (2 * L) ** -0.25,
+             lambda L: (8 * L) ** 0.5 * (2 * L) ** 0.25, lambda L: (2 * L) ** -0.5,
+             lambda L: "beta**2 / alpha"]),
     "5.2": (lambda v0, s, L: v0 + s, {},
             [lambda v0, s, L: v0 + 2 * L * s, lambda v0, s, L: v0 + 2 * L * s / math.sqrt(2 * L),
              lambda v0, s, L: s]),
@@ -907,6 +911,63 @@ def test_the_3_7_note_names_the_blocks_the_check_finds_spare():
             with num_threads(1):                 # small passes: one thread is the quickest
                 run = (b, score(model, INDUCTION_TASK, k, skip=(b,)))
             assert EXERCISES["3.7"].outcome(run, {}) == (b in named), (k, run)
+
+
+@pytest.mark.no_edition
+def test_the_5_1_answer_is_the_attention_ratio_of_the_built_models():
+    """Exercise 5.1's answer, at each of its hidden depths, is what the library's models give:
+    built with one seed, DeepNorm and Xavier post-norm draw the same queries and keys, and on
+    one input DeepNorm's attention output is beta² times post-norm's (W_V, a slice of the
+    fused ``c_attn``, and W_O each carry beta; biases start at 0). Over the residual each
+    block adds it to (``Block.residual``: alpha·x against x) that is the answer; so is the
+    ratio of the outputs divided by alpha."""
+    spec, d = _PLAIN["5.1"], 16
+    for (L,), expected in spec.cases():
+        shape = dict(n_layer=L, d_model=d, n_head=2, d_ff=2 * d, vocab_size=20, context=8)
+        post = Transformer(ModelConfig(norm="post", init="xavier", **shape), seed=0)
+        deep = Transformer(ModelConfig(norm="deepnorm", init="deepnorm", **shape), seed=0)
+        beta, alpha = deep.config.init_beta, deep.config.residual_alpha
+        idx = torch.arange(8).view(1, 8)
+        x = post.embed(idx)
+        assert torch.equal(x, deep.embed(idx))
+        for i in sorted({0, L - 1}):
+            p, q = post.block(i), deep.block(i)
+            qk = slice(None, 2 * d)                  # W_Q | W_K of the fused c_attn
+            assert torch.equal(p.attn.c_attn.weight[:, qk], q.attn.c_attn.weight[:, qk])
+            with torch.no_grad():
+                a_post, a_deep = p.attn(x), q.attn(x)
+                torch.testing.assert_close(a_deep, beta ** 2 * a_post, rtol=1e-5, atol=1e-7)
+                zero = torch.zeros_like(x)
+                relative = [(b.residual(zero, a).norm() / b.residual(x, zero).norm()).item()
+                            for b, a in ((p, a_post), (q, a_deep))]
+            assert math.isclose(relative[1] / relative[0], expected, rel_tol=1e-5), (L, i)
+            assert math.isclose((a_deep.norm() / a_post.norm()).item() / alpha, expected,
+                                rel_tol=1e-5), (L, i)
+        assert CASES["5.1"][0](L) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.no_edition
+def test_the_5_1_note_quotes_the_powers_of_the_answer():
+    """The powers of L the note gives are the answer's and C11's slopes on log-log axes, fitted
+    from the exercise's own hidden cases, and the ratios it quotes are the two factors'."""
+    from depthnotes.core.config import deepnorm_constants
+    from depthnotes.course.answers.ch5 import SUBQUESTIONS
+
+    note, cases = SUBQUESTIONS["5.1"], _PLAIN["5.1"].cases()
+    (L1,), f1 = cases[0]
+    (L2,), f2 = cases[-1]
+    slope = math.log(f2 / f1) / math.log(L2 / L1)
+    [p, q] = _quoted(r"shrinks like L\^\(-(\d)/(\d)\); C11's 1/sqrt\(2L\) like "
+                     r"L\^\(-1/2\)", note)
+    assert math.isclose(slope, -p / q, rel_tol=1e-9) and -p / q < -1 / 2
+    m = re.search(r"it is 1/\(2·alpha\), (\d\.\d+) at L = 1 and (\d\.\d+) at L = 1,000",
+                  note)
+    assert m, note
+    for L, quoted in zip((1, 1000), m.groups()):
+        [factor] = [f for (n,), f in cases if n == L]
+        over_c11 = factor * math.sqrt(2 * L)
+        assert float(quoted) == round(over_c11, len(quoted) - 2)
+        assert math.isclose(over_c11, 1 / (2 * deepnorm_constants(L).alpha), rel_tol=1e-12)
 
 
 @pytest.mark.no_edition
