@@ -245,8 +245,14 @@ CASES = {
             [lambda L, d, V: L * (12 * d * d + 13 * d) + 4 * d + V * d,
              lambda L, d, V: 4 * (L * (12 * d * d + 13 * d) + 4 * d + 2 * V * d - d),
              lambda L, d, V: 4 * L * 12 * d * d]),
-    "7.2": (lambda b, gbs: b / gbs / 1e6, {},
-            [lambda b, gbs: b / gbs, lambda b, gbs: b / gbs / 1e9, lambda b, gbs: 40.0]),
+    "7.2": (lambda L, d, t, gbs: 4 * L * (12 * d * d + 2 * d * t) / gbs / 1e6, {},
+            [lambda L, d, t, gbs: 4 * L * 12 * d * d / gbs / 1e6,            # no cache
+             lambda L, d, t, gbs: 4 * L * (12 * d * d + d * t) / gbs / 1e6,  # keys only
+             lambda L, d, t, gbs: 4 * L * (12 * d * d + 2 * d * t) / gbs / 1e9,   # s
+             lambda L, d, t, gbs: 4 * L * (12 * d * d + 2 * d * t) / gbs / 2**30 * 1e3,
+             lambda L, d, t, gbs: 4 * (12 * L * d * d + 2 * d * t) / gbs / 1e6,  # one cache
+             lambda L, d, t, gbs: 4 * L * (12 * d * d + 2 * d * (t + 1)) / gbs / 1e6,
+             lambda L, d, t, gbs: 40.0]),
     "7.3": (lambda h, fit, L: h / (fit.intercept + fit.slope * L), {},
             [lambda h, fit, L: h / (h + fit.predict(L)), lambda h, fit, L: h / (L * fit.slope),
              lambda h, fit, L: 0.5]),
@@ -845,24 +851,54 @@ def test_the_7_3_note_computes_the_fraction_from_the_published_line():
 
 @pytest.mark.no_edition
 def test_the_7_2_note_bounds_the_named_model_by_the_published_read_rate():
-    """The note's model is the one the task names, its bytes are the preset's, and its bound is
-    those bytes over the read rate chapter 7 published (real, and made up)."""
-    from depthnotes.bench.latency import decode_weight_bytes
-    from depthnotes.course.answers.ch7 import BOUND_MODEL, SUBQUESTIONS
+    """The note's model and position are the ones the task names, at the preset's shape; the
+    position it gives for part (a) is where the cache's bytes reach the weights', found by
+    counting up, the same at one block and at the preset's depth; its bytes and its bound are
+    what the task's formula (the solution's) gives at the read rate chapter 7 published (real,
+    and made up)."""
+    from depthnotes.bench.latency import decode_kv_bytes
+    from depthnotes.course.answers.ch7 import BOUND_MODEL, BOUND_POSITION, SUBQUESTIONS
     from depthnotes.tools.summaries import chapter_published
 
-    nb = nbformat.read(_chapter(7), as_version=4)
-    [task] = [c.source for c in nb.cells if "**Exercise 7.2.**" in c.source]
-    assert "GPT-2 " + BOUND_MODEL.removeprefix("gpt2-") in task
-    n_bytes = decode_weight_bytes(ModelConfig.preset(BOUND_MODEL))
-    for published in ({"c16_bw": "10.0"}, chapter_published(ROOT, "7.2")):
+    config = ModelConfig.preset(BOUND_MODEL)
+    L, d, t = config.n_layer, config.d_model, BOUND_POSITION
+    assert (f"GPT-2 {BOUND_MODEL.removeprefix('gpt2-')} ({L} blocks, $d$ = {d:,}) at "
+            f"position {t:,}") in _task("7.2")
+
+    def weights(n_layer):                      # 12 d² fp32 numbers per block, as the task says
+        return 4 * 12 * d * d * n_layer
+
+    def crossing(n_layer):                     # the first position whose cache reaches them
+        c, position = config.replace(n_layer=n_layer), 0
+        while decode_kv_bytes(c, position) < weights(n_layer):
+            position += 1
+        return position
+    cache = decode_kv_bytes(config, t)
+    assert cache == 4 * L * 2 * d * t
+    solution = CASES["7.2"][0]
+    for published in ({"c16_bw": "10.0"}, {"c16_bw": "7.3"},
+                      chapter_published(ROOT, "7.2")):
         note = SUBQUESTIONS["7.2"](published)
-        [gb] = _quoted(r"reads ([\d.]+) GB of fp32", note)
-        assert gb == round(n_bytes / 1e9, 2)
+        [position, width] = _quoted(r"at position ([\d,]+) for d = ([\d,]+)", note)
+        assert width == d and position == crossing(L) == crossing(1) == 6 * d
+        assert "whatever the depth" in note
+        [context] = _quoted(r"beyond GPT-2 medium's ([\d,]+)-token window", note)
+        assert context == config.context < position
+        [at, blocks] = _quoted(r"At position ([\d,]+) GPT-2 medium \((\d+) blocks\)", note)
+        assert (at, blocks) == (t, L)
+        w_gb, kv_gb, share, total_gb = _quoted(
+            r"reads ([\d.]+) GB of block weights and ([\d.]+) GB of cache \((\d+)% of the "
+            r"weights\), ([\d.]+) GB per step", note)
+        assert (w_gb, kv_gb, total_gb) == (round(weights(L) / 1e9, 2), round(cache / 1e9, 2),
+                                           round((weights(L) + cache) / 1e9, 2))
+        assert share == round(100 * cache / weights(L))
         assert f"delivered {published['c16_bw']} GB/s" in note
-        [ms] = _quoted(r"faster than about ([\d,]+) ms", note)
-        assert ms == round(n_bytes / float(published["c16_bw"]) / 1e6)
-    assert "about 142 ms" in SUBQUESTIONS["7.2"]({"c16_bw": "10.0"})   # 1.415 GB / 10 GB/s
+        [ms] = _quoted(r"could not take less than about ([\d,]+) ms", note)
+        gbs = float(published["c16_bw"])
+        assert ms == round((weights(L) + cache) / (gbs * 1e9) * 1e3) \
+            == round(solution(L, d, t, gbs))
+    # 4 bytes x 24 blocks x (12 + 2) x 1,024² numbers = 1.409 GB, at 10 GB/s
+    assert "about 141 ms" in SUBQUESTIONS["7.2"]({"c16_bw": "10.0"})
 
 
 @pytest.mark.no_edition

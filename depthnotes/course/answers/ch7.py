@@ -8,21 +8,29 @@ from depthnotes.core.fitting import LinearFit
 from depthnotes.course.kinds import Written, Function, Mistake
 
 
-def _preset_bytes(name: str = "gpt2-medium") -> int:
-    from depthnotes.bench.latency import decode_weight_bytes
-
-    return decode_weight_bytes(ModelConfig.preset(name))
-
-
 def _decode_bytes(L: int, d: int, V: int) -> int:
     from depthnotes.bench.latency import decode_weight_bytes
 
     return decode_weight_bytes(ModelConfig(n_layer=L, d_model=d, n_head=4, vocab_size=V))
 
 
-#: The model exercise 7.2's task names ("how fast could GPT-2 medium decode here"); its shape
-#: is the preset's (``core.config.PRESETS``), not typed here.
+#: The model and the position exercise 7.2's task names ("GPT-2 medium (24 blocks, d = 1,024) at
+#: position 1,024"); the model's shape is the preset's (``core.config.PRESETS``), not typed here.
 BOUND_MODEL = "gpt2-medium"
+BOUND_POSITION = 1024
+
+
+def _step_bytes(L: int, d: int, position: int) -> int:
+    """What exercise 7.2's decode step streams: 12d² fp32 weights per block and the KV cache of
+    ``position`` earlier tokens (the library's count of it, ``decode_kv_bytes``)."""
+    from depthnotes.bench.latency import decode_kv_bytes
+
+    cache = decode_kv_bytes(ModelConfig(n_layer=L, d_model=d, n_head=1), position)
+    return 4 * 12 * d * d * L + cache
+
+
+def _step_ms(L: int, d: int, position: int, gbs: float) -> float:
+    return _step_bytes(L, d, position) / (gbs * 1e9) * 1e3
 
 
 ANSWERS = {
@@ -41,15 +49,32 @@ ANSWERS = {
                     "head reads the whole matrix once)."),
         )),
     "7.2": Function(
-        cases=lambda: [((_preset_bytes(), 20.0), _preset_bytes() / 20e9 * 1e3),
-                       ((4e9, 8.0), 500.0), ((1e6, 25.0), 0.04)],
-        idea="The lower bound is the bytes read per token divided by the rate at which "
-             "memory delivers them; mind the units (GB/s and ms).",
+        forbids=("decode_kv_bytes",),
+        # position 0 (weights alone), GPT-2 large's shape near its window, a cache past the
+        # weights (position over 6d), one block, and several widths and rates
+        cases=lambda: [((L, d, t, gbs), _step_ms(L, d, t, gbs))
+                       for L, d, t, gbs in ((36, 1280, 0, 20.0), (36, 1280, 1000, 20.0),
+                                            (12, 768, 300, 12.5), (6, 256, 8192, 8.0),
+                                            (1, 64, 100, 1.0), (48, 1600, 2048, 50.0))],
+        idea="At batch 1 a step reads each block's weights once, and in every block also the "
+             "key and the value stored for each earlier position; add up the bytes of both "
+             "over the blocks and ask how long memory takes to deliver them.",
         mistakes=(
-            Mistake(lambda b, gbs: b / (gbs * 1e9),
+            Mistake(lambda L, d, t, gbs: 4 * 12 * d * d * L / (gbs * 1e9) * 1e3,
+                    "A step after a prompt also reads the KV cache: every block reads what it "
+                    "stored for each earlier position."),
+            Mistake(lambda L, d, t, gbs: 4 * L * (12 * d * d + d * t) / (gbs * 1e9) * 1e3,
+                    "Each cached position holds both a key and a value in every block: a step "
+                    "reads the two."),
+            Mistake(lambda L, d, t, gbs: _step_bytes(L, d, t) / (gbs * 1e9),
                     "That is in seconds: the task asks for milliseconds."),
-            Mistake(lambda b, gbs: b / 4 / (gbs * 1e9) * 1e3,
-                    "The argument is bytes already: do not divide by 4 again."),
+            Mistake(lambda L, d, t, gbs: _step_bytes(L, d, t) / (gbs * 2**30) * 1e3,
+                    "The task's GB is 10^9 bytes (a GiB, 2^30 bytes, is another unit)."),
+            Mistake(lambda L, d, t, gbs: 4 * (12 * d * d * L + 2 * d * t) / (gbs * 1e9) * 1e3,
+                    "Every block keeps its own keys and values (its attention caches what it "
+                    "computed): the cache is read in each block, as the weights are."),
+            Mistake(lambda L, d, t, gbs: _step_bytes(L, d, t) / 4 / (gbs * 1e9) * 1e3,
+                    "Memory delivers bytes: an fp32 number takes 4."),
         )),
     "7.3": Function(
         cases=lambda: [((2.0, LinearFit(slope=0.4, intercept=2.5, r2=1.0), 6), 2.0 / 4.9),
@@ -104,16 +129,29 @@ def _note_7_3(published: dict[str, str]) -> str:
 
 
 def _note_7_2(published: dict[str, str]) -> str:
-    """Exercise 7.2's sub-question (GPT-2 medium's lowest time per token on this machine): the
-    bytes come from the preset's shape, the read rate from what chapter 7 published on the
-    machine that built the site (``c16_bw``, GB/s), since it is a measurement."""
-    n_bytes = _preset_bytes(BOUND_MODEL)
+    """Exercise 7.2's sub-questions: (a) where the cache reads as many bytes as the weights,
+    and (b) GPT-2 medium's lowest time per step at ``BOUND_POSITION`` on this machine. The
+    shape comes from the preset, the read rate from what chapter 7 published on the machine
+    that built the site (``c16_bw``, GB/s), since it is a measurement."""
+    from depthnotes.bench.latency import decode_kv_bytes
+
+    config = ModelConfig.preset(BOUND_MODEL)
+    L, d, t = config.n_layer, config.d_model, BOUND_POSITION
+    weights = _step_bytes(L, d, 0)
+    cache = _step_bytes(L, d, t) - weights
+    # the weights over one position's cache: L is in both, so it cancels
+    crossing = weights // decode_kv_bytes(config, 1)
     gbs = float(published["c16_bw"])
-    return (f"bound_ms(decode_weight_bytes(ModelConfig.preset({BOUND_MODEL!r})), bandwidth) "
-            f"depends on the machine. GPT-2 medium reads {n_bytes / 1e9:.2f} GB of fp32 "
-            f"weights per token; on the machine that built the site memory delivered "
-            f"{published['c16_bw']} GB/s, so it could not decode faster than about "
-            f"{n_bytes / (gbs * 1e9) * 1e3:.0f} ms per token there.")
+    return (f"(a) A block reads 12d² weight numbers and 2d cache numbers per earlier "
+            f"position, so the cache reads as many bytes as the weights at position 6d "
+            f"whatever the depth (both terms are per block, so L cancels): at position "
+            f"{crossing:,} for d = {d:,}, beyond GPT-2 medium's {config.context:,}-token "
+            f"window. (b) step_bound_ms({L}, {d}, {t}, bandwidth) depends on the machine. "
+            f"At position {t:,} GPT-2 medium ({L} blocks) reads {weights / 1e9:.2f} GB of "
+            f"block weights and {cache / 1e9:.2f} GB of cache ({cache / weights:.0%} of the "
+            f"weights), {(weights + cache) / 1e9:.2f} GB per step; on the machine that built "
+            f"the site memory delivered {published['c16_bw']} GB/s, so a step there could not "
+            f"take less than about {_step_ms(L, d, t, gbs):.0f} ms.")
 
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes):
