@@ -140,6 +140,18 @@ CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_
 CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
 
 
+def _depths_in_range(P, lo, hi, width=round, ratio=lambda d, L: d / L, max_depth=None):
+    """Exercise 6.1 written out here (not read from its answer): how many depths L have a
+    rounded width d = sqrt(P / (12 L)) with lo <= d/L <= hi. Every depth up to ``beyond`` is
+    tried, not only a run: past it sqrt(P / (12 L)) / L is at most lo/2, so the rounded d/L,
+    at most 1/(2L) more, is under lo (for lo >= 1). ``width``, ``ratio`` and ``max_depth``
+    make the wrong answers below."""
+    beyond = int((P / 12) ** (1 / 3) * (lo / 2) ** (-2 / 3)) + 2
+    depths = range(1, min(beyond, max_depth or beyond) + 1)
+    widths = ((L, width(math.sqrt(P / (12 * L)))) for L in depths)
+    return sum(lo <= ratio(d, L) <= hi for L, d in widths if d)
+
+
 def _kv_mb(n_layer: int, d_model: int, tokens: int = 1024) -> float:
     """MB (10^6 bytes) of a float32 KV cache, batch 1: a key and a value of d_model numbers per
     layer and token (exercise 2.2's shapes, written out here rather than read from its answer)."""
@@ -222,9 +234,13 @@ CASES = {
                                             "prediction": "under 2x the embedding's"},
             [{"prediction": "2x or more"}, {"answer": np.ones(150)}, {"model": _model(n_layer=150)},
              {"model": _model(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
-    "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
-            [lambda P, L: round(math.sqrt(P / L)),
-             lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
+    "6.1": (_depths_in_range, {},
+            [lambda P, lo, hi: _depths_in_range(12 * P, lo, hi),             # no 12
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, width=math.floor),
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, ratio=lambda d, L: L / d),
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, width=float),     # unrounded
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, max_depth=100),   # too few depths
+             lambda P, lo, hi: 0, lambda P, lo, hi: _depths_in_range(P, lo, hi) + 0.5]),
     "6.2": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
             [lambda losses: losses.index(min(losses)) != 0, lambda losses: True,
              lambda losses: min(losses)]),
