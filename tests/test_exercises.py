@@ -878,6 +878,43 @@ def test_the_7_2_note_bounds_the_named_model_by_the_published_read_rate():
 
 
 @pytest.mark.no_edition
+def test_the_6_1_note_counts_the_depths_of_the_budgets_and_range_the_task_names():
+    """The task states the range the note uses (forty-fold, up to C14's wide extreme), GPT-2
+    small's shape and the basin's budgets, which are the chapter's; the runs of depths the
+    note quotes are those this file's own count finds, each end checked against its
+    neighbour; the cube-root estimates it quotes lie near the counts."""
+    from depthnotes.course.answers.ch6 import (KAPLAN_FOLD, KAPLAN_RANGE_6_1,
+                                               SCALE_MODEL_6_1, SUBQUESTIONS)
+    from depthnotes.experiments.ch6 import BASIN_BUDGETS
+    from depthnotes.verdicts.ch6_budget import WIDE_EXTREME
+
+    lo, hi = KAPLAN_RANGE_6_1
+    assert (hi, hi / lo, KAPLAN_FOLD) == (WIDE_EXTREME, 40, 40)
+    task, c = _task("6.1"), ModelConfig.preset(SCALE_MODEL_6_1)
+    assert "forty-fold" in task and f"$d/L$ from {lo:g} to {hi:g}" in task
+    assert f"$12 \\cdot {c.n_layer} \\cdot {c.d_model}^2$" in task
+    assert "the keys of `basins`" in task
+    nb = nbformat.read(_chapter(6), as_version=4)
+    [margins] = [_printed(cell) for cell in nb.cells if cell.cell_type == "code"
+                 and "b.testable" in cell.source]       # the budgets `basins` holds
+    assert re.findall(r"P = ([\d,]+): margin", margins) == [f"{P:,}" for P in BASIN_BUDGETS]
+    note = SUBQUESTIONS["6.1"]
+    counts = []
+    for P in (*BASIN_BUDGETS, 12 * c.n_layer * c.d_model ** 2):
+        run = re.escape(f"{P:,}: ") + r"L = (\d+) to (\d+) \((\d+) shapes?\)"
+        first, last, n = map(int, _quoted(run, note))
+        assert n == _depths_in_range(P, lo, hi) == last - first + 1
+        aspect = {L: round(math.sqrt(P / (12 * L))) / L
+                  for L in (first - 1, first, last, last + 1) if L}
+        assert lo <= aspect[first] and aspect[last] <= hi and aspect[last + 1] < lo
+        assert first == 1 or aspect[first - 1] > hi
+        counts.append(n)
+    estimates = _quoted(r"That is ([\d.]+) at P = [\d,]+ and ([\d.]+) at GPT-2", note)
+    assert _quoted(r"\(counted: (\d+) and (\d+)\)", note) == [counts[0], counts[-1]]
+    assert all(abs(e - n) < 1 for e, n in zip(estimates, [counts[0], counts[-1]]))
+
+
+@pytest.mark.no_edition
 def test_the_8_4_note_quotes_counts_of_the_built_models():
     """The counts the note quotes are those of the models built and counted from their
     tensors, and the solution's are the ones its cell printed."""
