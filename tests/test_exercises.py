@@ -140,6 +140,18 @@ CUT = _model(n_layer=5, vocab_size=INDUCTION_TASK.vocab_size, context=INDUCTION_
 CUT_SCORE = score(CUT, INDUCTION_TASK, 2, skip=(1,))
 
 
+def _depths_in_range(P, lo, hi, width=round, ratio=lambda d, L: d / L, max_depth=None):
+    """Exercise 6.1 written out here (not read from its answer): how many depths L have a
+    rounded width d = sqrt(P / (12 L)) with lo <= d/L <= hi. Every depth up to ``beyond`` is
+    tried, not only a run: past it sqrt(P / (12 L)) / L is at most lo/2, so the rounded d/L,
+    at most 1/(2L) more, is under lo (for lo >= 1). ``width``, ``ratio`` and ``max_depth``
+    make the wrong answers below."""
+    beyond = int((P / 12) ** (1 / 3) * (lo / 2) ** (-2 / 3)) + 2
+    depths = range(1, min(beyond, max_depth or beyond) + 1)
+    widths = ((L, width(math.sqrt(P / (12 * L)))) for L in depths)
+    return sum(lo <= ratio(d, L) <= hi for L, d in widths if d)
+
+
 def _kv_mb(n_layer: int, d_model: int, tokens: int = 1024) -> float:
     """MB (10^6 bytes) of a float32 KV cache, batch 1: a key and a value of d_model numbers per
     layer and token (exercise 2.2's shapes, written out here rather than read from its answer)."""
@@ -226,9 +238,13 @@ CASES = {
                                             "prediction": "under 2x the embedding's"},
             [{"prediction": "2x or more"}, {"answer": np.ones(150)}, {"model": _model(n_layer=150)},
              {"model": _model(n_layer=100, branch_scale="1/sqrt(2L)"), "answer": np.ones(101)}]),
-    "6.1": (lambda P, L: round(math.sqrt(P / (12 * L))), {},
-            [lambda P, L: round(math.sqrt(P / L)),
-             lambda P, L: math.floor(math.sqrt(P / (12 * L))), lambda P, L: P / (12 * L)]),
+    "6.1": (_depths_in_range, {},
+            [lambda P, lo, hi: _depths_in_range(12 * P, lo, hi),             # no 12
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, width=math.floor),
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, ratio=lambda d, L: L / d),
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, width=float),     # unrounded
+             lambda P, lo, hi: _depths_in_range(P, lo, hi, max_depth=100),   # too few depths
+             lambda P, lo, hi: 0, lambda P, lo, hi: _depths_in_range(P, lo, hi) + 0.5]),
     "6.2": (lambda losses: 0 < losses.index(min(losses)) < len(losses) - 1, {},
             [lambda losses: losses.index(min(losses)) != 0, lambda losses: True,
              lambda losses: min(losses)]),
@@ -899,6 +915,43 @@ def test_the_7_2_note_bounds_the_named_model_by_the_published_read_rate():
             == round(solution(L, d, t, gbs))
     # 4 bytes x 24 blocks x (12 + 2) x 1,024² numbers = 1.409 GB, at 10 GB/s
     assert "about 141 ms" in SUBQUESTIONS["7.2"]({"c16_bw": "10.0"})
+
+
+@pytest.mark.no_edition
+def test_the_6_1_note_counts_the_depths_of_the_budgets_and_range_the_task_names():
+    """The task states the range the note uses (forty-fold, up to C14's wide extreme), GPT-2
+    small's shape and the basin's budgets, which are the chapter's; the runs of depths the
+    note quotes are those this file's own count finds, each end checked against its
+    neighbour; the cube-root estimates it quotes lie near the counts."""
+    from depthnotes.course.answers.ch6 import (KAPLAN_FOLD, KAPLAN_RANGE_6_1,
+                                               SCALE_MODEL_6_1, SUBQUESTIONS)
+    from depthnotes.experiments.ch6 import BASIN_BUDGETS
+    from depthnotes.verdicts.ch6_budget import WIDE_EXTREME
+
+    lo, hi = KAPLAN_RANGE_6_1
+    assert (hi, hi / lo, KAPLAN_FOLD) == (WIDE_EXTREME, 40, 40)
+    task, c = _task("6.1"), ModelConfig.preset(SCALE_MODEL_6_1)
+    assert "forty-fold" in task and f"$d/L$ from {lo:g} to {hi:g}" in task
+    assert f"$12 \\cdot {c.n_layer} \\cdot {c.d_model}^2$" in task
+    assert "the keys of `basins`" in task
+    nb = nbformat.read(_chapter(6), as_version=4)
+    [margins] = [_printed(cell) for cell in nb.cells if cell.cell_type == "code"
+                 and "b.testable" in cell.source]       # the budgets `basins` holds
+    assert re.findall(r"P = ([\d,]+): margin", margins) == [f"{P:,}" for P in BASIN_BUDGETS]
+    note = SUBQUESTIONS["6.1"]
+    counts = []
+    for P in (*BASIN_BUDGETS, 12 * c.n_layer * c.d_model ** 2):
+        run = re.escape(f"{P:,}: ") + r"L = (\d+) to (\d+) \((\d+) shapes?\)"
+        first, last, n = map(int, _quoted(run, note))
+        assert n == _depths_in_range(P, lo, hi) == last - first + 1
+        aspect = {L: round(math.sqrt(P / (12 * L))) / L
+                  for L in (first - 1, first, last, last + 1) if L}
+        assert lo <= aspect[first] and aspect[last] <= hi and aspect[last + 1] < lo
+        assert first == 1 or aspect[first - 1] > hi
+        counts.append(n)
+    estimates = _quoted(r"That is ([\d.]+) at P = [\d,]+ and ([\d.]+) at GPT-2", note)
+    assert _quoted(r"\(counted: (\d+) and (\d+)\)", note) == [counts[0], counts[-1]]
+    assert all(abs(e - n) < 1 for e, n in zip(estimates, [counts[0], counts[-1]]))
 
 
 @pytest.mark.no_edition
