@@ -130,3 +130,16 @@ def test_wrapped_keeps_every_character_and_fits_the_width():
     assert wrapped("\tx") == "    x"
     with pytest.raises(ValueError, match="width must be >= 1"):
         wrapped("x", width=0)
+
+
+def test_the_prompt_is_held_out_text_and_the_header_says_so(corpus):
+    """The pages call the prompt held-out text: it occurs in the validation split and not in
+    the training split."""
+    from depthnotes.measure.samples import header
+
+    assert PROMPT in corpus.decode(corpus.val) and PROMPT not in corpus.decode(corpus.train)
+    text = header()
+    flat = text.replace("\n", " ")
+    assert f'"{PROMPT}" (held-out text)' in flat
+    assert "200 characters" in flat and "temperature 0.7" in flat
+    assert max(map(len, text.splitlines())) <= 72

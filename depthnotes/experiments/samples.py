@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from depthnotes.experiments.spec import Experiment, register
+from depthnotes.experiments import ch4, ch8  # noqa: F401  (they register the source records)
+from depthnotes.experiments.spec import EXPERIMENTS, Experiment, register
 from depthnotes.measure.samples import SampleSpec
 
 #: (source experiment, arm name) of each sampled arm: see the module doc.
@@ -40,16 +41,14 @@ def sampled_arms(quick: bool) -> tuple:
     """The arms of ``SAMPLED_ARMS`` as their source experiments define them, each with
     ``info["sample"]`` and ``info["source"]`` added. Quick: the first arm of each source's quick
     version (the same code path, tiny)."""
-    from depthnotes.experiments.registry import get_experiment
-
     arms = []
     if quick:
         sources = dict.fromkeys(src for src, _ in SAMPLED_ARMS)
-        picked = [(src, get_experiment(src, quick=True).arms[0]) for src in sources]
+        picked = [(src, EXPERIMENTS[src](True).arms[0]) for src in sources]
     else:
         picked = []
         for src, name in SAMPLED_ARMS:
-            by_name = {a.name: a for a in get_experiment(src).arms}
+            by_name = {a.name: a for a in EXPERIMENTS[src](False).arms}
             if name not in by_name:
                 raise KeyError(f"text_samples: {src} has no arm {name!r}")
             picked.append((src, by_name[name]))

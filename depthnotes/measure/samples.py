@@ -67,3 +67,15 @@ def wrapped(text: str, width: int = 72) -> str:
     for line in text.replace("\t", "    ").split("\n"):
         pieces += [line[i:i + width] for i in range(0, len(line), width)] or [""]
     return "\n".join(pieces)
+
+
+def header(spec: SampleSpec = SampleSpec(), width: int = 72) -> str:
+    """What a page prints above its samples, so that the prompt is not read as the page's own
+    text: the prompt, marked as such, and how the rest was drawn (then each sample is printed
+    from its continuation on)."""
+    import textwrap
+
+    return textwrap.fill(
+        f'Prompt: "{spec.prompt}" (held-out text), then {spec.chars} characters sampled at '
+        f"temperature {spec.temperature:g} with the same random numbers for every model, so "
+        "some runs of letters recur from one model to the next.", width) + "\n"

@@ -57,6 +57,9 @@ ANSWERS = {
             Mistake(lambda L: 1 / deepnorm_constants(L).alpha,
                     "That is alpha's part alone: at initialisation beta scales the weights "
                     "on the branch as well."),
+            Mistake(lambda L: _attention_factor(L) ** 2,
+                    "That is the ratio of variances; the task asks for size (a standard "
+                    "deviation), as C11's 1/sqrt(2L) is a factor on size."),
             Mistake(lambda L: 1 / _attention_factor(L),
                     "That is post-norm's ratio over DeepNorm's; the question asks for "
                     "DeepNorm's as a fraction of post-norm's, a number below 1."),
@@ -86,7 +89,8 @@ SUBQUESTIONS = {
            "not quite one measure: C11's multiplies a branch added to a stream that no "
            "LayerNorm rescales, DeepNorm's is relative to a residual that a LayerNorm "
            "rescales after every branch. The FFN's two matrices carry beta too, but the "
-           "GELU between them is not linear, so its factor is only near beta²/alpha: hence "
+           "GELU between them is not linear (GELU(beta·z) is not beta·GELU(z)), so its "
+           "factor is only near beta²/alpha: hence "
            "the question asks about attention.",
     "5.4": "What bounds the growth is a factor of about 1/sqrt(2L) on what each branch "
            "writes, whether as a multiplier (branch_scale) or in the init of the output "

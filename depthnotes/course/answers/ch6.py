@@ -87,10 +87,11 @@ def _largest_within(cost, limit) -> int:
 ANSWERS = {
     "6.1": Function(
         # none in range; d = 19.6 rounds up onto lo; both bounds hit exactly (d = 200 at
-        # L = 1, d = 100 at L = 4); d = 200.6 rounds up across hi; two large budgets
+        # L = 1, d = 100 at L = 4); d = 200.6 rounds up across hi; d = 200.3 rounds down
+        # onto hi (rounding up would not); two large budgets
         cases=lambda: [((P, lo, hi), _depths_in_range(P, lo, hi)) for P, lo, hi in
                        [(1_000, 20, 200), (4_610, 20, 200), (480_000, 25, 200),
-                        (482_885, 20, 200), (10 ** 9, 10, 400),
+                        (482_885, 20, 200), (481_441, 20, 200), (10 ** 9, 10, 400),
                         (12 * 96 * 12288 ** 2, 20, 200)]],
         integer=True,
         idea="Each depth has one width that spends the budget, so one aspect ratio. Walk "
@@ -105,6 +106,10 @@ ANSWERS = {
                         P, lo, hi, width=lambda P, L: math.floor(math.sqrt(P / (12 * L)))),
                     "Round the width to the nearest integer, not down: a width of 19.6 is "
                     "20."),
+            Mistake(lambda P, lo, hi: _depths_in_range(
+                        P, lo, hi, width=lambda P, L: math.ceil(math.sqrt(P / (12 * L)))),
+                    "Round the width to the nearest integer, not up: a width of 200.3 is "
+                    "200."),
             Mistake(lambda P, lo, hi: _depths_in_range(
                         P, lo, hi, inside=lambda r, lo, hi: lo < r < hi),
                     "A shape whose d/L lands exactly on lo or on hi is in the range: both "

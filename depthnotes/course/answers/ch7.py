@@ -15,9 +15,9 @@ def _decode_bytes(L: int, d: int, V: int) -> int:
 
 
 #: The model and the position exercise 7.2's task names ("GPT-2 medium (24 blocks, d = 1,024) at
-#: position 1,024"); the model's shape is the preset's (``core.config.PRESETS``), not typed here.
+#: position 1,000"); the model's shape is the preset's (``core.config.PRESETS``), not typed here.
 BOUND_MODEL = "gpt2-medium"
-BOUND_POSITION = 1024
+BOUND_POSITION = 1000
 
 
 def _step_bytes(L: int, d: int, position: int) -> int:
@@ -75,6 +75,10 @@ ANSWERS = {
                     "computed): the cache is read in each block, as the weights are."),
             Mistake(lambda L, d, t, gbs: _step_bytes(L, d, t) / 4 / (gbs * 1e9) * 1e3,
                     "Memory delivers bytes: an fp32 number takes 4."),
+            Mistake(lambda L, d, t, gbs: (_step_bytes(L, d, t) + 4 * 13 * d * L)
+                    / (gbs * 1e9) * 1e3,
+                    "Count only the 12d² matrix weights of each block, as the task says (its "
+                    "biases and norms are left out here, unlike exercise 7.1)."),
         )),
     "7.3": Function(
         cases=lambda: [((2.0, LinearFit(slope=0.4, intercept=2.5, r2=1.0), 6), 2.0 / 4.9),
@@ -151,7 +155,9 @@ def _note_7_2(published: dict[str, str]) -> str:
             f"block weights and {cache / 1e9:.2f} GB of cache ({cache / weights:.0%} of the "
             f"weights), {(weights + cache) / 1e9:.2f} GB per step; on the machine that built "
             f"the site memory delivered {published['c16_bw']} GB/s, so a step there could not "
-            f"take less than about {_step_ms(L, d, t, gbs):.0f} ms.")
+            f"take less than about {_step_ms(L, d, t, gbs):.0f} ms, at most about "
+            f"{1e3 / _step_ms(L, d, t, gbs):.0f} tokens per second (the head, left out here, "
+            f"adds {4 * config.vocab_size * d / 1e9:.2f} GB more per step).")
 
 
 #: Answers to the sub-questions of the tasks that no check reads (the instructor's notes):
