@@ -350,11 +350,13 @@ FINDINGS: dict[str, Finding] = {
     "C15": _F("", "The median d/L of {c15_n_shapes} published shapes is {c15_median_all}: "
                   "{c15_median_small} below 1B parameters, {c15_median_large} above.", IN_PART),
     "C16 #1": _F("the line", "Each block of width 512 adds {c16_b} ms per token here (R² = "
-                             "{c16_r2}; slopes of successive intervals {c16_spread} times "
-                             "apart).", None),
-    "C16 #2": _F("the head", "GPT-2's 50,257-token head costs {head_ms} ms per token, as much "
-                             "as {head_layers} blocks; with it a block costs {fit_big_b} ms, "
-                             "not {c16_b}.", None),
+                             "{c16_r2}); the line meets L = 0 at {c16_a} ms (rounds "
+                             "{c16_a_lo} to {c16_a_hi}), the head alone {c16_head_small} ms.",
+                 None),
+    "C16 #2": _F("the head", "Timed alone, GPT-2's 50,257-token head costs {head_ms} ms per "
+                             "token ({head_layers} blocks); inside a decode step it adds about "
+                             "{head_step_blocks} blocks' time. With it a block costs "
+                             "{fit_big_b} ms, not {c16_b}.", None),
     "C17": _F("", "At equal parameters 12 blocks take {c17_ratio_small} times as long per "
                   "token as one; read from memory, 48 blocks take {c17_large_ratio} times as "
                   "long as 6.", None),
