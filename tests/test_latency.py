@@ -619,6 +619,16 @@ def test_c16_needs_three_depths_to_test_straightness():
     assert _c16({6: [7.0], 12: [13.0]}).word() == ch7_latency.NOT_TESTABLE
 
 
+def test_c16_said_names_the_clause_that_decided_the_word():
+    full = _c16({6: [7.0, 7.1, 7.05], 12: [13.0, 13.1, 13.05], 24: [25.0, 25.1, 25.05]})
+    part = _c16({6: [4.0, 4.1, 4.05], 12: [10.0, 10.1, 10.05], 24: [22.0, 22.1, 22.05]},
+                head_ms=0.5)
+    two = _c16({6: [7.0], 12: [13.0]})
+    assert full.said().endswith("not clearly below the head's own time, reproduced")
+    assert part.said().endswith("(linear over the measured depths only), reproduced in part")
+    assert two.said() == two.word() == ch7_latency.NOT_TESTABLE
+
+
 def test_c16_head_part_is_a_fixed_cost_per_token_on_constructed_lines():
     from depthnotes.core.fitting import LinearFit as Line
     from depthnotes.verdicts.ch7_latency import (HEAD_INTERCEPT_SHARE, HEAD_SLOPE_FACTOR,

@@ -52,9 +52,9 @@ def sampled_arms(quick: bool) -> tuple:
             if name not in by_name:
                 raise KeyError(f"text_samples: {src} has no arm {name!r}")
             picked.append((src, by_name[name]))
+    spec = (SampleSpec(chars=40) if quick else SampleSpec()).as_dict()
     for src, arm in picked:
-        spec = SampleSpec(chars=40) if quick else SampleSpec()
-        arms.append(replace(arm, info={**arm.info, "source": src, "sample": spec.as_dict()}))
+        arms.append(replace(arm, info={**arm.info, "source": src, "sample": spec}))
     return tuple(arms)
 
 

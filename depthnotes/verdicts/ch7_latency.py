@@ -121,6 +121,18 @@ class DepthLine:
             return NOT_SHOWN
         return REPRODUCED if self.intercept_physical else IN_PART
 
+    def said(self) -> str:
+        """The word with the clause of the rule that decided it, for a summary line: what
+        made a reproduced or in-part line so (the intercept against the head's time); the
+        word alone otherwise."""
+        word = self.word()
+        clause = {
+            REPRODUCED: "a straight line whose intercept is not clearly below the head's own "
+                        "time, ",
+            IN_PART: "straight, but its intercept is clearly below the head's own time "
+                     "(linear over the measured depths only), "}
+        return clause.get(word, "") + word
+
 
 def c16_verdict(results: Sequence[LatencyResult], cache: CacheSize | int,
                 head: Timing) -> DepthLine:

@@ -22,8 +22,8 @@ def _depths_in_range(P, lo, hi, width=_width, inside=lambda r, lo, hi: lo <= r <
     within ``lo`` to ``hi``. d/L only falls as L grows: stop at the first below ``lo``.
     ``width`` and ``inside`` are the answer's, or a mistake's."""
     count, L = 0, 1
-    while width(P, L) / L >= lo:
-        count += bool(inside(width(P, L) / L, lo, hi))
+    while (ratio := width(P, L) / L) >= lo:
+        count += bool(inside(ratio, lo, hi))
         L += 1
     return count
 

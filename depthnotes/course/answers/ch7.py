@@ -145,7 +145,7 @@ def _note_7_2(published: dict[str, str]) -> str:
     cache = _step_bytes(L, d, t) - weights
     # the weights over one position's cache: L is in both, so it cancels
     crossing = weights // decode_kv_bytes(config, 1)
-    gbs = float(published["c16_bw"])
+    ms = _step_ms(L, d, t, float(published["c16_bw"]))
     return (f"(a) A block reads 12d² weight numbers and 2d cache numbers per earlier "
             f"position, so the cache reads as many bytes as the weights at position 6d "
             f"whatever the depth (both terms are per block, so L cancels): at position "
@@ -155,8 +155,8 @@ def _note_7_2(published: dict[str, str]) -> str:
             f"block weights and {cache / 1e9:.2f} GB of cache ({cache / weights:.0%} of the "
             f"weights), {(weights + cache) / 1e9:.2f} GB per step; on the machine that built "
             f"the site memory delivered {published['c16_bw']} GB/s, so a step there could not "
-            f"take less than about {_step_ms(L, d, t, gbs):.0f} ms, at most about "
-            f"{1e3 / _step_ms(L, d, t, gbs):.0f} tokens per second (the head, left out here, "
+            f"take less than about {ms:.0f} ms, at most about "
+            f"{1e3 / ms:.0f} tokens per second (the head, left out here, "
             f"adds {4 * config.vocab_size * d / 1e9:.2f} GB more per step).")
 
 
